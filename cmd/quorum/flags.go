@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// command is one subcommand's flags, each of which may also come from an
+// environment variable.
+type command struct {
+	fs      *flag.FlagSet
+	usage   string // "quorum serve [flags]"
+	summary string
+	env     map[string]string // flag name → environment variable
+	order   []string
+}
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func newCommand(name, usage, summary string) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &command{fs: fs, usage: usage, summary: summary, env: map[string]string{}}
+}
+
+func (c *command) note(name, env string) {
+	c.order = append(c.order, name)
+	if env != "" {
+		c.env[name] = env
+	}
+}
+
+func (c *command) String(name, env, def, help string) *string {
+	c.note(name, env)
+	return c.fs.String(name, def, help)
+}
+
+func (c *command) Int(name, env string, def int, help string) *int {
+	c.note(name, env)
+	return c.fs.Int(name, def, help)
+}
+
+func (c *command) Bool(name, env string, def bool, help string) *bool {
+	c.note(name, env)
+	return c.fs.Bool(name, def, help)
+}
+
+func (c *command) Duration(name, env string, def time.Duration, help string) *time.Duration {
+	c.note(name, env)
+	return c.fs.Duration(name, def, help)
+}
+
+func (c *command) Var(v flag.Value, name, env, help string) {
+	c.note(name, env)
+	c.fs.Var(v, name, help)
+}
+
+// parse reads flags, then fills flags not given from the environment.
+// errHelp means --help was asked for and the usage has been printed.
+func (c *command) parse(args []string, getenv func(string) string, stdout io.Writer) error {
+	if err := c.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.printUsage(stdout)
+			return errHelp
+		}
+		return usageError{fmt.Errorf("%w (see %s --help)", err, strings.Fields(c.usage)[0]+" "+c.fs.Name())}
+	}
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, env := range c.env {
+		if given[name] {
+			continue
+		}
+		if v, ok := lookup(getenv, env); ok {
+			if err := c.fs.Set(name, v); err != nil {
+				return usageError{fmt.Errorf("environment %s: %w", env, err)}
+			}
+		}
+	}
+	return nil
+}
+
+func lookup(getenv func(string) string, key string) (string, bool) {
+	v := getenv(key)
+	return v, v != ""
+}
+
+var errHelp = errors.New("help shown")
+
+func (c *command) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", c.usage, c.summary)
+	if len(c.order) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	for _, name := range c.order {
+		f := c.fs.Lookup(name)
+		typ, help := flag.UnquoteUsage(f)
+		head := "  --" + name
+		if typ != "" {
+			head += " " + typ
+		}
+		fmt.Fprintf(w, "%s\n      %s", head, help)
+		var extra []string
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+			extra = append(extra, "default "+f.DefValue)
+		}
+		if env := c.env[name]; env != "" {
+			extra = append(extra, "env "+env)
+		}
+		if len(extra) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(extra, "; "))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*s = append(*s, part)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+// Command quorum is a self-hostable pull-request review service: its API
+// server and workers, its database migrations and its token administration.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode reports err and chooses the exit status: 0 ok, 2 usage, 1 else.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "quorum: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// the module version from the build info is used.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const topUsage = `quorum reviews pull requests: four specialists (logic, security, performance,
+tests) examine each change, and one review is posted, stored and served.
+
+Usage: quorum <command> [flags]
+
+Commands:
+  serve      run the API server and the job workers
+  migrate    apply database migrations and exit
+  token      create, list and revoke personal access tokens
+  version    print the version
+
+Run "quorum <command> --help" for a command's flags. Every flag can also be
+set through the environment variable named in its help.
+`
+
+// run is the whole program; tests call it as main does.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return usageError{errors.New("no command given")}
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "token":
+		return runToken(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "quorum %s\n", buildVersion())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	default:
+		fmt.Fprint(stderr, topUsage)
+		return usageError{fmt.Errorf("unknown command %q", cmd)}
+	}
+}
+
+// dbConfig is the database flags every command that touches it shares.
+type dbConfig struct {
+	dataDir, url *string
+}
+
+func addDBFlags(c *command) dbConfig {
+	return dbConfig{
+		dataDir: c.String("data-dir", "QUORUM_DATA_DIR", "./quorum-data", "directory of the embedded SQLite database (quorum.db), created on first start"),
+		url:     c.String("database-url", "QUORUM_DATABASE_URL", "", "PostgreSQL URL (postgres://user:pass@host:5432/db); when set, used instead of SQLite"),
+	}
+}
+
+// open opens the database and brings its schema up to date.
+func (d dbConfig) open(ctx context.Context, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(ctx, store.Config{URL: *d.url, DataDir: *d.dataDir})
+	if err != nil {
+		return nil, err
+	}
+	res, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range res.Applied {
+		log.Info("applied migration", "version", m.Version, "name", m.Name)
+	}
+	if len(res.RiverApplied) > 0 {
+		log.Info("applied job queue migrations", "versions", res.RiverApplied)
+	}
+	return db, nil
+}
+
+func (d dbConfig) describe() string {
+	if *d.url != "" {
+		return "postgres"
+	}
+	return store.SQLitePath(*d.dataDir)
+}
+
+// newLogger makes the JSON logger at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level: want debug, info, warn or error, got %q", level)}
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c := newCommand("migrate", "quorum migrate [flags]",
+		"Applies quorum's and the job queue's schema migrations and exits. It is safe\nto run again and from several replicas at once; serve also migrates at start.")
+	db := addDBFlags(c)
+	if err := c.parse(args, getenv, stdout); err != nil {
+		return err
+	}
+	d, err := store.Open(ctx, store.Config{URL: *db.url, DataDir: *db.dataDir})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", db.describe(), err)
+	}
+	for _, m := range res.Applied {
+		fmt.Fprintf(stdout, "applied %04d_%s\n", m.Version, m.Name)
+	}
+	if len(res.RiverApplied) > 0 {
+		fmt.Fprintf(stdout, "applied job queue migrations %v\n", res.RiverApplied)
+	}
+	fmt.Fprintf(stdout, "schema at version %d (%s)\n", store.LatestVersion(), db.describe())
+	return nil
+}
+
+// parseTTL reads a duration that may also be given in days ("30d").
+func parseTTL(s string) (time.Duration, error) {
+	if s == "" || s == "0" || s == "never" {
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n > 0 && fmt.Sprint(n) == days {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration like 720h or 30d, got %q", s)
+	}
+	return d, nil
+}

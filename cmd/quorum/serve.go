@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/api"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/token"
+)
+
+// Roles a serve process can take.
+const (
+	roleAll    = "all"
+	roleAPI    = "api"
+	roleWorker = "worker"
+)
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c := newCommand("serve", "quorum serve [flags]",
+		"Runs the API server and the job workers. On first start it creates the database\n(SQLite under --data-dir unless --database-url names a PostgreSQL) and migrates it.\nStops gracefully on SIGINT or SIGTERM.")
+	db := addDBFlags(c)
+	addr := c.String("addr", "QUORUM_ADDR", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	publicURL := c.String("public-url", "QUORUM_PUBLIC_URL", "", "URL at which clients reach this server (default http://<addr>)")
+	docsURL := c.String("docs-url", "QUORUM_DOCS_URL", "", "base URL of the documentation that problem types link to (default <public-url>/docs)")
+	role := c.String("role", "QUORUM_ROLE", roleAll, "what this process runs: all, api (HTTP only) or worker (jobs only); split roles need PostgreSQL")
+	rateLimit := c.Int("rate-limit", "QUORUM_RATE_LIMIT", 5000, "API requests allowed per token (or per client address without one) in each window")
+	rateWindow := c.Duration("rate-limit-window", "QUORUM_RATE_LIMIT_WINDOW", time.Hour, "length of the API rate-limit window")
+	trustProxy := c.Bool("trust-proxy", "QUORUM_TRUST_PROXY", false, "take the client address from X-Forwarded-For (only behind a proxy that sets it)")
+	workers := c.Int("workers", "QUORUM_WORKERS", 10, "jobs worked at once by this process")
+	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
+	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
+	if err := c.parse(args, getenv, stdout); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	switch *role {
+	case roleAll, roleAPI, roleWorker:
+	default:
+		return usageError{fmt.Errorf("--role: want all, api or worker, got %q", *role)}
+	}
+	if *role != roleAll && *db.url == "" {
+		return usageError{fmt.Errorf("--role %s needs --database-url: SQLite serves one process, which runs everything", *role)}
+	}
+	if *rateLimit < 1 || *rateWindow <= 0 {
+		return usageError{errors.New("--rate-limit and --rate-limit-window must be positive")}
+	}
+
+	d, err := db.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	now := time.Now
+	tokens := token.NewStore(d, now)
+
+	// Jobs: every process can insert; workers run where the role says.
+	work := *role != roleAPI
+	rw := river.NewWorkers()
+	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
+	jobs, err := d.ConfigureJobs(store.JobsConfig{
+		Workers:      rw,
+		Work:         work,
+		MaxWorkers:   *workers,
+		PeriodicJobs: []*river.PeriodicJob{store.OptimizeEvery()},
+		Logger:       log.With("component", "jobs"),
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	base := *publicURL
+	if base == "" {
+		base = "http://" + displayAddr(ln.Addr())
+	}
+	base = strings.TrimSuffix(base, "/")
+	docs := strings.TrimSuffix(*docsURL, "/")
+	if docs == "" {
+		docs = base + "/docs"
+	}
+	apiServer, err := api.New(ctx, api.Config{
+		DocsURL:    docs,
+		RateLimit:  *rateLimit,
+		RateWindow: *rateWindow,
+		TrustProxy: *trustProxy,
+		Version:    buildVersion(),
+	}, d, tokens, log, now)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	var handler http.Handler = apiServer
+	if *role == roleWorker {
+		handler = probesOnly(apiServer)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          nil,
+	}
+
+	// Start in order; stop in reverse.
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); tokens.RunFlusher(bg, 30*time.Second) }()
+	if err := jobs.Start(bg); err != nil {
+		stopBG()
+		ln.Close()
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("quorum serving", "addr", ln.Addr().String(), "public_url", base, "role", *role,
+		"database", db.describe(), "version", buildVersion())
+	fmt.Fprintf(stdout, "quorum serving on %s (%s)\n", base, db.describe())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		runErr = fmt.Errorf("http server: %w", err)
+	}
+	log.Info("quorum stopping")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "error", err.Error())
+	}
+	if err := jobs.Stop(sctx); err != nil {
+		log.Warn("jobs shutdown", "error", err.Error())
+	}
+	stopBG()
+	wg.Wait()
+	log.Info("quorum stopped")
+	return runErr
+}
+
+// displayAddr turns a listener address into one a client can dial.
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		if ok {
+			return fmt.Sprintf("localhost:%d", tcp.Port)
+		}
+		return a.String()
+	}
+	return tcp.String()
+}
+
+// probesOnly serves a worker process's health probes and nothing else.
+func probesOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
+}

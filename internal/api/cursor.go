@@ -1,0 +1,69 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"strconv"
+	"errors"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/review"
+)
+
+// cursorVersion is the first byte of every cursor, so the format can change.
+const cursorVersion = 1
+
+// cursorCodec seals keyset positions into opaque cursors. A cursor is
+// base64url of: version byte, 8-byte big-endian time, the review id, and a
+// 16-byte HMAC over those and the listing it belongs to. A cursor that was
+// altered, or that belongs to another listing, fails to open.
+type cursorCodec struct {
+	key []byte
+}
+
+var errBadCursor = errors.New("cursor is not one this listing returned")
+
+func (c cursorCodec) mac(payload []byte, scope string) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(payload)
+	m.Write([]byte{0})
+	m.Write([]byte(scope))
+	return m.Sum(nil)[:16]
+}
+
+// seal encodes a position of the listing named by scope.
+func (c cursorCodec) seal(cur review.Cursor, scope string) string {
+	payload := make([]byte, 0, 1+8+len(cur.ID)+16)
+	payload = append(payload, cursorVersion)
+	payload = binary.BigEndian.AppendUint64(payload, uint64(cur.SynthesizedAt))
+	payload = append(payload, cur.ID...)
+	return base64.RawURLEncoding.EncodeToString(append(payload, c.mac(payload, scope)...))
+}
+
+// open decodes a cursor made by seal for the same scope.
+func (c cursorCodec) open(s, scope string) (review.Cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) < 1+8+16 || raw[0] != cursorVersion {
+		return review.Cursor{}, errBadCursor
+	}
+	payload, sum := raw[:len(raw)-16], raw[len(raw)-16:]
+	if !hmac.Equal(sum, c.mac(payload, scope)) {
+		return review.Cursor{}, errBadCursor
+	}
+	cur := review.Cursor{
+		SynthesizedAt: int64(binary.BigEndian.Uint64(payload[1:9])),
+		ID:            string(payload[9:]),
+	}
+	if !id.Valid(id.Review, cur.ID) {
+		return review.Cursor{}, errBadCursor
+	}
+	return cur, nil
+}
+
+// listScope names a listing, case-insensitively as repositories are.
+func listScope(accountID, owner, repo string, pr int) string {
+	return strings.Join([]string{accountID, strings.ToLower(owner), strings.ToLower(repo), strconv.Itoa(pr)}, "\x00")
+}

@@ -1,0 +1,209 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/token"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	authKey
+)
+
+// auth is what authenticate learned about the request's credentials.
+type auth struct {
+	principal token.Principal
+	ok        bool
+	err       *Error // why there is no principal; nil when no header was sent
+}
+
+// PrincipalFrom returns who the request acts for, if it authenticated.
+func PrincipalFrom(ctx context.Context) (token.Principal, bool) {
+	a, _ := ctx.Value(authKey).(*auth)
+	if a == nil || !a.ok {
+		return token.Principal{}, false
+	}
+	return a.principal, true
+}
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// statusWriter remembers what was written, for logs and for recovering from
+// a panic before anything was sent.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives each request an id, turns a panic into a 500 and logs the
+// request.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var raw [12]byte
+		_, _ = rand.Read(raw[:])
+		rid := hex.EncodeToString(raw[:])
+		w.Header().Set("X-Request-Id", rid)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, rid))
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic in handler",
+					slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+					slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+				if sw.status == 0 {
+					s.writeError(sw, r, &Error{Code: codeInternal, Detail: "The server failed to handle the request. Quote the request id when reporting it."})
+				}
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
+				slog.Duration("duration", time.Since(start)))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// titleNoToken is the 401 title when no credentials were sent at all.
+const titleNoToken = "missing PAT"
+
+// authenticate resolves a bearer token, when one is sent, into a principal
+// (or the reason it is refused) for need and rateLimit to act on. A request
+// without one passes on as anonymous.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		if h == "" || isProbe(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := &auth{}
+		scheme, cred, _ := strings.Cut(h, " ")
+		cred = strings.TrimSpace(cred)
+		switch {
+		case !strings.EqualFold(scheme, "Bearer") || cred == "":
+			a.err = &Error{Code: codeUnauthorized, Title: titleNoToken,
+				Detail: "The Authorization header must be \"Bearer <token>\" with a personal access token."}
+		default:
+			p, err := s.tokens.Authenticate(r.Context(), cred)
+			switch {
+			case err == nil:
+				a.principal, a.ok = p, true
+			case errors.Is(err, token.ErrMalformed):
+				a.err = errorf(codeUnauthorized, "The token is malformed: quorum tokens are \"qrm_\" followed by 36 letters and digits.")
+			case errors.Is(err, token.ErrUnknown):
+				a.err = errorf(codeUnauthorized, "The token does not exist or was revoked.")
+			case errors.Is(err, token.ErrRevoked):
+				a.err = errorf(codeUnauthorized, "The token does not exist or was revoked.")
+			case errors.Is(err, token.ErrExpired):
+				a.err = errorf(codeUnauthorized, "The token has expired.")
+			default:
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey, a)))
+	})
+}
+
+// need lets the request through only with a principal holding scope.
+func (s *Server) need(scope string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, _ := r.Context().Value(authKey).(*auth)
+		switch {
+		case a == nil:
+			s.writeError(w, r, &Error{Code: codeUnauthorized, Title: titleNoToken,
+				Detail: "This endpoint needs a personal access token: send \"Authorization: Bearer <token>\"."})
+		case !a.ok:
+			s.writeError(w, r, a.err)
+		case !a.principal.Has(scope):
+			s.writeError(w, r, errorf(codeForbidden, "The token lacks the %q scope this endpoint requires.", scope))
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// isProbe reports the health endpoints, which a load balancer polls: they
+// are neither authenticated nor rate limited.
+func isProbe(r *http.Request) bool { return r.URL.Path == "/healthz" || r.URL.Path == "/readyz" }
+
+// rateLimit counts the request against its token, or its client address
+// when it has none, and sets the RateLimit headers on every response.
+func (s *Server) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isProbe(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := "addr:" + s.clientAddr(r)
+		if p, ok := PrincipalFrom(r.Context()); ok {
+			key = "token:" + p.TokenID
+		}
+		d := s.limiter.take(key)
+		h := w.Header()
+		h.Set("RateLimit-Limit", strconv.Itoa(d.limit))
+		h.Set("RateLimit-Remaining", strconv.Itoa(d.remaining))
+		h.Set("RateLimit-Reset", strconv.Itoa(d.resetSeconds))
+		if !d.allowed {
+			h.Set("Retry-After", strconv.Itoa(d.resetSeconds))
+			s.writeError(w, r, errorf(codeRateLimited, "The limit of %d requests per %s is used up; it resets in %d s.", d.limit, s.cfg.RateWindow, d.resetSeconds))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clientAddr is the request's client IP address.
+func (s *Server) clientAddr(r *http.Request) string {
+	if s.cfg.TrustProxy {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			parts := strings.Split(xff, ",")
+			return strings.TrimSpace(parts[len(parts)-1])
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,163 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/review"
+)
+
+// Limits of GET /v1/reviews's limit parameter.
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+)
+
+// listParams are GET /v1/reviews's query parameters, validated.
+type listParams struct {
+	Owner, Repo string
+	PR          int
+	Limit       int
+	Cursor      string
+}
+
+// parseListParams validates the query, reporting every bad parameter at once.
+func parseListParams(q url.Values) (listParams, *Error) {
+	p := listParams{Limit: defaultLimit}
+	var bad []InvalidParam
+	reject := func(name, reason string) { bad = append(bad, InvalidParam{Name: name, Reason: reason}) }
+	single := func(name string) (string, bool) {
+		vs, ok := q[name]
+		if !ok {
+			return "", false
+		}
+		if len(vs) > 1 {
+			reject(name, "given more than once")
+			return "", false
+		}
+		return vs[0], true
+	}
+	required := func(name, what string) string {
+		v, ok := single(name)
+		if !ok && len(q[name]) == 0 || ok && v == "" {
+			reject(name, "required: "+what)
+		}
+		return v
+	}
+	p.Owner = required("owner", "the repository owner")
+	p.Repo = required("repo", "the repository name")
+	if v, ok := single("pr"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			reject("pr", "must be a pull request number, a whole number of at least 1")
+		} else {
+			p.PR = n
+		}
+	}
+	if v, ok := single("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			reject("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+		} else {
+			p.Limit = n
+		}
+	}
+	if v, ok := single("cursor"); ok {
+		if v == "" {
+			reject("cursor", "must be the next_cursor of a previous page")
+		}
+		p.Cursor = v
+	}
+	if len(bad) > 0 {
+		return listParams{}, &Error{Code: codeInvalid, Detail: "The query has invalid parameters; see invalid_params.", Params: bad}
+	}
+	return p, nil
+}
+
+type reviewList struct {
+	Reviews    []review.Review `json:"reviews"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
+func (s *Server) listReviews() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		p, perr := parseListParams(r.URL.Query())
+		if perr != nil {
+			s.writeError(w, r, perr)
+			return
+		}
+		scope := listScope(pr.AccountID, p.Owner, p.Repo, p.PR)
+		q := review.ListQuery{AccountID: pr.AccountID, Owner: p.Owner, Repo: p.Repo, PR: p.PR, Limit: p.Limit}
+		if p.Cursor != "" {
+			cur, err := s.cursors.open(p.Cursor, scope)
+			if err != nil {
+				s.writeError(w, r, &Error{Code: codeInvalid, Detail: "The cursor is invalid; see invalid_params.",
+					Params: []InvalidParam{{Name: "cursor", Reason: "not a next_cursor returned for this owner, repo and pr"}}})
+				return
+			}
+			q.After = &cur
+		}
+		page, err := s.reviews.List(r.Context(), q)
+		if errors.Is(err, review.ErrNotFound) {
+			s.writeError(w, r, errorf(codeNotFound, "No repository %s/%s.", p.Owner, p.Repo))
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out := reviewList{Reviews: page.Reviews}
+		if page.Next != nil {
+			c := s.cursors.seal(*page.Next, scope)
+			out.NextCursor = &c
+		}
+		writeJSON(w, out)
+	})
+}
+
+func (s *Server) getReview() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		rid := r.PathValue("id")
+		if !id.Valid(id.Review, rid) {
+			s.writeError(w, r, errorf(codeNotFound, "No review %s.", rid))
+			return
+		}
+		full, err := s.reviews.Get(r.Context(), pr.AccountID, rid)
+		if errors.Is(err, review.ErrNotFound) {
+			s.writeError(w, r, errorf(codeNotFound, "No review %s.", rid))
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, full)
+	})
+}
+
+func (s *Server) getFinding() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		fid := r.PathValue("id")
+		if !id.Valid(id.Finding, fid) {
+			s.writeError(w, r, errorf(codeNotFound, "No finding %s.", fid))
+			return
+		}
+		d, err := s.reviews.GetFinding(r.Context(), pr.AccountID, fid)
+		if errors.Is(err, review.ErrNotFound) {
+			s.writeError(w, r, errorf(codeNotFound, "No finding %s.", fid))
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, d)
+	})
+}

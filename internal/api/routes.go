@@ -1,0 +1,54 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/token"
+)
+
+// routes lists the whole HTTP surface; each /v1 route shows its scope.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/reviews", s.need(token.ScopeReviewsRead, s.listReviews()))
+	mux.Handle("GET /v1/reviews/{id}", s.need(token.ScopeReviewsRead, s.getReview()))
+	mux.Handle("GET /v1/findings/{id}", s.need(token.ScopeFindingsRead, s.getFinding()))
+	mux.Handle("GET /v1/openapi.json", s.serveOpenAPI())
+
+	mux.Handle("GET /healthz", s.healthz())
+	mux.Handle("GET /readyz", s.readyz())
+	mux.Handle("GET /docs", http.RedirectHandler("/docs/api/errors", http.StatusFound))
+	mux.Handle("GET /docs/api/errors", s.errorsPage())
+
+	// Everything else: 405 with Allow when the path exists under another
+	// method, else 404 — both as problem+json, never the mux's plain text.
+	mux.Handle("/", s.unrouted(mux))
+
+	return s.observe(s.authenticate(s.rateLimit(mux)))
+}
+
+// probeMethods are tried to tell a 405 from a 404.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+func (s *Server) unrouted(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range probeMethods {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.writeError(w, r, errorf(codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
+		s.writeError(w, r, errorf(codeNotFound, "No endpoint at %s.", r.URL.Path))
+	})
+}
+

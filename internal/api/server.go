@@ -1,0 +1,82 @@
+// Package api serves quorum's read-only JSON API over HTTP: reviews and
+// findings behind personal access tokens, with problem+json errors, rate
+// limits, health probes, the OpenAPI document and the error reference page.
+package api
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/token"
+)
+
+// Config holds the API's settings.
+type Config struct {
+	// DocsURL prefixes problem type URLs; by default the server's own /docs.
+	DocsURL string
+	// RateLimit is how many requests a token (or a client address without
+	// one) may make per RateWindow.
+	RateLimit  int
+	RateWindow time.Duration
+	// TrustProxy takes the client address from X-Forwarded-For's last hop
+	// added by the proxy in front, for per-address limits.
+	TrustProxy bool
+	// Version is reported in the User-Agent of nothing yet and in /healthz.
+	Version string
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	db      *store.DB
+	reviews *review.Store
+	tokens  *token.Store
+	log     *slog.Logger
+	now     func() time.Time
+	limiter *limiter
+	cursors cursorCodec
+	openapi []byte
+	handler http.Handler
+}
+
+// New builds the API server. The cursor key is read from the database, so
+// every replica seals and opens the same cursors.
+func New(ctx context.Context, cfg Config, db *store.DB, tokens *token.Store, log *slog.Logger, now func() time.Time) (*Server, error) {
+	if cfg.RateLimit <= 0 || cfg.RateWindow <= 0 {
+		return nil, fmt.Errorf("api: rate limit must be positive (got %d per %s)", cfg.RateLimit, cfg.RateWindow)
+	}
+	keyHex, err := db.Setting(ctx, store.SettingCursorKey)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	key, err := hex.DecodeString(keyHex)
+	if err != nil {
+		return nil, fmt.Errorf("api: cursor key: %w", err)
+	}
+	doc, err := OpenAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		db:      db,
+		reviews: review.NewStore(db),
+		tokens:  tokens,
+		log:     log,
+		now:     now,
+		limiter: newLimiter(cfg.RateLimit, cfg.RateWindow, now),
+		cursors: cursorCodec{key: key},
+		openapi: doc,
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+)
+
+// Jobs is River's client over this database. Jobs are inserted through a Tx
+// so they commit with the write that causes them; Start runs the workers.
+type Jobs struct {
+	sqlite *river.Client[*sql.Tx]
+	pg     *river.Client[pgx.Tx]
+	work   bool
+}
+
+// JobsConfig configures the job queue.
+type JobsConfig struct {
+	// Workers holds every job kind's worker. Required when Work is set.
+	Workers *river.Workers
+	// Work runs workers in this process; false makes an insert-only client
+	// (the api role).
+	Work bool
+	// MaxWorkers bounds the default queue's concurrency (default 10).
+	MaxWorkers int
+	// PeriodicJobs are scheduled by the elected leader.
+	PeriodicJobs []*river.PeriodicJob
+	// Logger receives River's own logs.
+	Logger *slog.Logger
+	// PollInterval is how often workers poll when not notified (SQLite has
+	// no LISTEN/NOTIFY). Default 1 s.
+	PollInterval time.Duration
+}
+
+// ConfigureJobs creates the River client. Call it once, before transactions
+// that insert jobs.
+func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
+	if db.jobs != nil {
+		return nil, errors.New("configure jobs: already configured")
+	}
+	rcfg := &river.Config{
+		Logger:       cfg.Logger,
+		PeriodicJobs: cfg.PeriodicJobs,
+	}
+	if cfg.Logger == nil {
+		rcfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Work {
+		if cfg.Workers == nil {
+			return nil, errors.New("configure jobs: workers required to work jobs")
+		}
+		maxWorkers := cfg.MaxWorkers
+		if maxWorkers <= 0 {
+			maxWorkers = 10
+		}
+		rcfg.Workers = cfg.Workers
+		rcfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}}
+		rcfg.FetchPollInterval = cfg.PollInterval
+		if rcfg.FetchPollInterval == 0 {
+			rcfg.FetchPollInterval = time.Second
+		}
+	} else {
+		rcfg.PeriodicJobs = nil
+		// An insert-only client still checks kinds against Workers when given.
+		rcfg.Workers = cfg.Workers
+	}
+	j := &Jobs{work: cfg.Work}
+	var err error
+	if db.pool != nil {
+		j.pg, err = river.NewClient(riverpgxv5.New(db.pool), rcfg)
+	} else {
+		if cfg.Work {
+			// SQLite has no LISTEN/NOTIFY: poll.
+			rcfg.PollOnly = true
+		}
+		j.sqlite, err = river.NewClient(riversqlite.New(db.write), rcfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configure jobs: %w", err)
+	}
+	db.jobs = j
+	return j, nil
+}
+
+// Start runs the workers until Stop. A no-op for insert-only clients.
+func (j *Jobs) Start(ctx context.Context) error {
+	if !j.work {
+		return nil
+	}
+	if j.pg != nil {
+		return j.pg.Start(ctx)
+	}
+	return j.sqlite.Start(ctx)
+}
+
+// Stop waits for running jobs to finish, up to ctx's deadline.
+func (j *Jobs) Stop(ctx context.Context) error {
+	if !j.work {
+		return nil
+	}
+	if j.pg != nil {
+		return j.pg.Stop(ctx)
+	}
+	return j.sqlite.Stop(ctx)
+}
+
+// Subscribe reports job events of the given kinds, for tests and progress.
+func (j *Jobs) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()) {
+	if j.pg != nil {
+		return j.pg.Subscribe(kinds...)
+	}
+	return j.sqlite.Subscribe(kinds...)
+}

@@ -1,0 +1,338 @@
+// Package store opens quorum's database — embedded SQLite by default,
+// PostgreSQL when a postgres:// URL is given — applies its schema, and runs
+// River's job queue inside it, so that a write and the jobs it causes commit
+// together.
+//
+// Domain packages own their SQL; this package gives them one way to run it on
+// either backend: queries use $1-style placeholders, which both drivers bind,
+// times are stored as Unix microseconds (BIGINT) and lists as JSON text.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// ErrNotFound is returned when a row that was asked for does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Dialect names the SQL backend.
+type Dialect string
+
+const (
+	// SQLite is the embedded default.
+	SQLite Dialect = "sqlite"
+	// Postgres is PostgreSQL, for several replicas.
+	Postgres Dialect = "postgres"
+)
+
+// Config says which database to open.
+type Config struct {
+	// URL is a postgres:// URL; empty means SQLite under DataDir.
+	URL string
+	// DataDir holds quorum.db when URL is empty. Created if missing.
+	DataDir string
+	// ReadConns bounds the SQLite read pool (default 8). Writes always use one
+	// connection, as River's SQLite driver requires.
+	ReadConns int
+}
+
+// DB is an open quorum database.
+type DB struct {
+	dialect Dialect
+	// SQLite: write is the single-connection pool that River and all writes
+	// use; read is a pool of query-only connections for the API.
+	write, read *sql.DB
+	// PostgreSQL: one pool for everything.
+	pool *pgxpool.Pool
+
+	jobs *Jobs
+}
+
+// Open opens (and for SQLite creates) the database. It does not migrate;
+// call Migrate.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.URL != "" {
+		return openPostgres(ctx, cfg.URL)
+	}
+	return openSQLite(ctx, cfg)
+}
+
+// SQLitePath is where the embedded database lives in a data directory.
+func SQLitePath(dataDir string) string { return filepath.Join(dataDir, "quorum.db") }
+
+func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
+	dir := cfg.DataDir
+	if dir == "" {
+		return nil, errors.New("open sqlite: no data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	path := SQLitePath(dir)
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+	write, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	n := cfg.ReadConns
+	if n <= 0 {
+		n = 8
+	}
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	return &DB{dialect: SQLite, write: write, read: read}, nil
+}
+
+func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	if !strings.HasPrefix(rawURL, "postgres://") && !strings.HasPrefix(rawURL, "postgresql://") {
+		return nil, fmt.Errorf("database url: want postgres://… (or no url for the embedded SQLite), got scheme of %q", redactURL(rawURL))
+	}
+	pcfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url %s: %w", redactURL(rawURL), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", redactURL(rawURL), err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect %s: %w", redactURL(rawURL), err)
+	}
+	return &DB{dialect: Postgres, pool: pool}, nil
+}
+
+// redactURL drops the password from a database URL so it can be shown.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable url)"
+	}
+	return u.Redacted()
+}
+
+// Dialect reports the backend.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Close stops the job queue if it runs and closes the database.
+func (db *DB) Close() error {
+	if db.pool != nil {
+		db.pool.Close()
+		return nil
+	}
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.pool != nil {
+		return db.pool.Ping(ctx)
+	}
+	return db.read.PingContext(ctx)
+}
+
+// Querier runs SQL on the database or inside a transaction.
+type Querier interface {
+	// Exec runs a statement and reports the rows it affected.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	// Query runs a query returning rows; the caller closes them.
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	// QueryRow runs a query returning at most one row. Scan reports
+	// ErrNotFound when there is none.
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Rows is a result set, as database/sql and pgx both give it.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is one result row.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Tx is a transaction: SQL plus jobs that commit, or roll back, with it.
+type Tx interface {
+	Querier
+	// InsertJob enqueues a River job as part of this transaction.
+	InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Reader is the querier for reads that may go to a read pool.
+func (db *DB) Reader() Querier {
+	if db.pool != nil {
+		return pgxQuerier{db.pool}
+	}
+	return sqlQuerier{db.read}
+}
+
+// Writer is the querier for single writes outside a transaction.
+func (db *DB) Writer() Querier {
+	if db.pool != nil {
+		return pgxQuerier{db.pool}
+	}
+	return sqlQuerier{db.write}
+}
+
+// InTx runs fn in a transaction, committing when it returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) error {
+	if db.pool != nil {
+		return pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
+			return fn(&pgxTx{pgxQuerier: pgxQuerier{ptx}, tx: ptx, jobs: db.jobs})
+		})
+	}
+	stx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(&sqlTx{sqlQuerier: sqlQuerier{stx}, tx: stx, jobs: db.jobs}); err != nil {
+		_ = stx.Rollback()
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// sqlConn is what *sql.DB and *sql.Tx share.
+type sqlConn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+type sqlQuerier struct{ c sqlConn }
+
+func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.c.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := q.c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return row{q.c.QueryRowContext(ctx, query, args...)}
+}
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+type sqlTx struct {
+	sqlQuerier
+	tx   *sql.Tx
+	jobs *Jobs
+}
+
+func (t *sqlTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	if t.jobs == nil || t.jobs.sqlite == nil {
+		return errors.New("insert job: job queue not configured")
+	}
+	_, err := t.jobs.sqlite.InsertTx(ctx, t.tx, args, opts)
+	return err
+}
+
+// pgxExecer is what pgxpool.Pool and pgx.Tx share.
+type pgxExecer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type pgxQuerier struct{ c pgxExecer }
+
+func (q pgxQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.c.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q pgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := q.c.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgxRows{rows}, nil
+}
+
+func (q pgxQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return row{q.c.QueryRow(ctx, query, args...)}
+}
+
+type pgxRows struct{ pgx.Rows }
+
+func (r pgxRows) Close() { r.Rows.Close() }
+
+type pgxTx struct {
+	pgxQuerier
+	tx   pgx.Tx
+	jobs *Jobs
+}
+
+func (t *pgxTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	if t.jobs == nil || t.jobs.pg == nil {
+		return errors.New("insert job: job queue not configured")
+	}
+	_, err := t.jobs.pg.InsertTx(ctx, t.tx, args, opts)
+	return err
+}
+
+// row maps both drivers' "no rows" to ErrNotFound.
+type row struct{ r Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Micros is how times are stored: Unix microseconds, UTC.
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros turns a stored time back into a UTC time.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
