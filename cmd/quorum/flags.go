@@ -15,6 +15,8 @@ type command struct {
 	fs      *flag.FlagSet
 	usage   string // "quorum serve [flags]"
 	summary string
+	args    []string // positional arguments, wherever they stood among flags
+	maxArgs int      // how many positional arguments the command takes
 	env     map[string]string // flag name → environment variable
 	order   []string
 }
@@ -66,12 +68,28 @@ func (c *command) Var(v flag.Value, name, env, help string) {
 // parse reads flags, then fills flags not given from the environment.
 // errHelp means --help was asked for and the usage has been printed.
 func (c *command) parse(args []string, getenv func(string) string, stdout io.Writer) error {
-	if err := c.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			c.printUsage(stdout)
-			return errHelp
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printUsage(stdout)
+				return errHelp
+			}
+			return usageError{fmt.Errorf("%w (see %s --help)", err, strings.Join(strings.Fields(c.usage)[:2], " "))}
 		}
-		return usageError{fmt.Errorf("%w (see %s --help)", err, strings.Fields(c.usage)[0]+" "+c.fs.Name())}
+		// Flags may follow positional arguments: "token revoke ID --data-dir D".
+		rest := c.fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			c.args = append(c.args, rest[1:]...)
+			break
+		}
+		c.args = append(c.args, rest[0])
+		args = rest[1:]
+	}
+	if len(c.args) > c.maxArgs {
+		return usageError{fmt.Errorf("unexpected argument %q (see %s --help)", c.args[c.maxArgs], strings.Join(strings.Fields(c.usage)[:2], " "))}
 	}
 	given := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })

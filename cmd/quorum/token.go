@@ -80,9 +80,6 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return usageError{fmt.Errorf("token create: unexpected argument %q", c.fs.Arg(0))}
-	}
 	if *acct == "" {
 		return usageError{errors.New("token create: --account is required")}
 	}
@@ -188,11 +185,12 @@ func optTime(t *time.Time) string {
 func runTokenRevoke(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	c := newCommand("revoke", "quorum token revoke [flags] TOKEN_ID",
 		"Revokes a token by its id (tok_…, from token list). The next request that carries\nit is refused, by every replica sharing the database.")
+	c.maxArgs = 1
 	db := addDBFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
-	if c.fs.NArg() != 1 {
+	if len(c.args) != 1 {
 		return usageError{errors.New("token revoke: give exactly one token id (tok_…)")}
 	}
 	d, err := db.open(ctx, slog.New(slog.DiscardHandler))
@@ -200,10 +198,10 @@ func runTokenRevoke(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer d.Close()
-	t, err := token.NewStore(d, time.Now).Revoke(ctx, c.fs.Arg(0))
+	t, err := token.NewStore(d, time.Now).Revoke(ctx, c.args[0])
 	switch {
 	case errors.Is(err, token.ErrNoToken):
-		return fmt.Errorf("token revoke: no token %s", c.fs.Arg(0))
+		return fmt.Errorf("token revoke: no token %s", c.args[0])
 	case errors.Is(err, token.ErrRevoked):
 		fmt.Fprintf(stdout, "%s was already revoked\n", t.ID)
 		return nil

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine to write while
+// the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env makes a getenv from pairs.
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// quorum runs the CLI as main would and returns its output.
+func quorum(t *testing.T, getenv func(string) string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, getenv, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+var servingRE = regexp.MustCompile(`quorum serving on (http://\S+)`)
+
+// serve starts `quorum serve` on a free port and returns its base URL once
+// /healthz answers. The server stops at test end, and must stop cleanly.
+func serve(t *testing.T, getenv func(string) string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...), getenv, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v; stderr:\n%s", err, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop within 30 s")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited early: %v; stderr:\n%s", err, stderr.String())
+		default:
+		}
+		if m := servingRE.FindStringSubmatch(stdout.String()); m != nil {
+			resp, err := http.Get(m[1] + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return m[1]
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // polling for readiness, not waiting on time
+	}
+	t.Fatalf("serve not ready within 30 s; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	return ""
+}
+
+func get(t *testing.T, url, tok string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("GET %s: decode: %v", url, err)
+	}
+	return resp.StatusCode, body
+}
+
+// TestEndToEnd serves on each backend, issues a token through the CLI,
+// reads a stored review over real HTTP, and revokes the token.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var dbArgs []string
+			cfg := store.Config{}
+			if backend == "postgres" {
+				cfg.URL = storetest.PostgresURL(t)
+				dbArgs = []string{"--database-url", cfg.URL}
+			} else {
+				cfg.DataDir = t.TempDir()
+				dbArgs = []string{"--data-dir", cfg.DataDir}
+			}
+			base := serve(t, env(), dbArgs...)
+
+			tokOut, tokErr, err := quorum(t, env(), append([]string{"token", "create", "--account", "acme", "--scope", "reviews:read", "--scope", "findings:read", "--name", "e2e"}, dbArgs...)...)
+			if err != nil {
+				t.Fatalf("token create: %v\n%s", err, tokErr)
+			}
+			lines := strings.Split(strings.TrimRight(tokOut, "\n"), "\n")
+			tok := lines[0]
+			if len(lines) != 1 || !strings.HasPrefix(tok, "qrm_") {
+				t.Fatalf("token create stdout = %q, want the token alone on one line", tokOut)
+			}
+			if strings.Contains(tokErr, tok) {
+				t.Errorf("token create printed the secret on stderr too")
+			}
+
+			// The pipeline of a later issue writes reviews; here the test
+			// writes one through the store, as another process would.
+			db, err := store.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			repo := storetest.Repo(t, db, "acme", "acme", "widgets")
+			rev := storetest.Review(t, db, repo, 7, 20, time.Now())
+
+			status, body := get(t, base+"/v1/reviews?owner=acme&repo=widgets&pr=7", tok)
+			if status != http.StatusOK {
+				t.Fatalf("list: status %d: %v", status, body)
+			}
+			reviews := body["reviews"].([]any)
+			if len(reviews) != 1 || reviews[0].(map[string]any)["id"] != rev.ID || body["next_cursor"] != nil {
+				t.Fatalf("list = %v, want the one review %s", body, rev.ID)
+			}
+			status, body = get(t, base+"/v1/reviews/"+rev.ID, tok)
+			if status != http.StatusOK || len(body["findings"].([]any)) != 20 {
+				t.Fatalf("get review: %d %v", status, body)
+			}
+			fid := rev.Findings[0].ID
+			status, body = get(t, base+"/v1/findings/"+fid, tok)
+			if status != http.StatusOK || body["review_id"] != rev.ID {
+				t.Fatalf("get finding: %d %v", status, body)
+			}
+
+			// Revocation through the CLI takes effect on the next request.
+			listOut, _, err := quorum(t, env(), append([]string{"token", "list", "--json"}, dbArgs...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(listOut, tok) {
+				t.Fatalf("token list shows the secret")
+			}
+			var listed []struct {
+				ID, Status string
+			}
+			if err := json.Unmarshal([]byte(listOut), &listed); err != nil || len(listed) != 1 || listed[0].Status != "active" {
+				t.Fatalf("token list --json = %s (%v)", listOut, err)
+			}
+			if _, stderr, err := quorum(t, env(), append([]string{"token", "revoke", listed[0].ID}, dbArgs...)...); err != nil {
+				t.Fatalf("token revoke: %v %s", err, stderr)
+			}
+			status, body = get(t, base+"/v1/reviews/"+rev.ID, tok)
+			if status != http.StatusUnauthorized || body["title"] != "invalid PAT" {
+				t.Fatalf("after revoke: %d %v, want 401 invalid PAT", status, body)
+			}
+		})
+	}
+}
+
+func TestServeReadsEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := serve(t, env("QUORUM_DATA_DIR", dir, "QUORUM_DOCS_URL", "https://docs.example.test/quorum", "QUORUM_RATE_LIMIT", "7"))
+	if _, err := os.Stat(filepath.Join(dir, "quorum.db")); err != nil {
+		t.Fatalf("QUORUM_DATA_DIR not used: %v", err)
+	}
+	resp, err := http.Get(base + "/v1/reviews")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct{ Type string }
+	json.NewDecoder(resp.Body).Decode(&p)
+	if p.Type != "https://docs.example.test/quorum/api/errors#unauthorized" {
+		t.Errorf("problem type = %q, want QUORUM_DOCS_URL's", p.Type)
+	}
+	if got := resp.Header.Get("RateLimit-Limit"); got != "7" {
+		t.Errorf("RateLimit-Limit = %q, want QUORUM_RATE_LIMIT's 7", got)
+	}
+}
+
+func TestFlagBeatsEnvironment(t *testing.T) {
+	t.Parallel()
+	envDir, flagDir := t.TempDir(), t.TempDir()
+	if _, _, err := quorum(t, env("QUORUM_DATA_DIR", envDir), "migrate", "--data-dir", flagDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(flagDir, "quorum.db")); err != nil {
+		t.Errorf("--data-dir not used: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(envDir, "quorum.db")); err == nil {
+		t.Errorf("environment used although the flag was given")
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out1, _, err := quorum(t, env(), "migrate", "--data-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out1, "applied 0001_init") {
+		t.Errorf("first migrate output = %q, want it to apply 0001_init", out1)
+	}
+	out2, _, err := quorum(t, env(), "migrate", "--data-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out2, "applied") {
+		t.Errorf("second migrate applied something: %q", out2)
+	}
+}
+
+// TestHelp checks every command explains itself and every flag it has.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"serve", "--help"}, {"migrate", "--help"}, {"token", "create", "--help"},
+		{"token", "list", "--help"}, {"token", "revoke", "--help"}, {"token", "--help"}, {"--help"},
+	} {
+		out, _, err := quorum(t, env(), args...)
+		if err != nil && !errors.Is(err, errHelp) {
+			t.Errorf("%v: %v", args, err)
+		}
+		if !strings.Contains(out, "Usage: quorum") {
+			t.Errorf("%v: no usage on stdout: %q", args, out)
+		}
+	}
+	out, _, _ := quorum(t, env(), "serve", "--help")
+	for _, want := range []string{"--data-dir", "QUORUM_DATA_DIR", "--database-url", "QUORUM_DATABASE_URL", "--addr", "QUORUM_ADDR",
+		"--public-url", "--docs-url", "--rate-limit", "--rate-limit-window", "--role", "--log-level"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve --help lacks %s", want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"serve", "--no-such-flag"}, "no-such-flag"},
+		{[]string{"serve", "--role", "api", "--data-dir", dir}, "needs --database-url"},
+		{[]string{"token", "create", "--data-dir", dir, "--scope", "reviews:read"}, "--account is required"},
+		{[]string{"token", "create", "--data-dir", dir, "--account", "a"}, "at least one --scope"},
+		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "admin"}, `unknown scope "admin"`},
+		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "reviews:read", "--expires", "soon"}, "--expires"},
+		{[]string{"token", "revoke", "--data-dir", dir}, "exactly one token id"},
+		{[]string{"token", "revoke", "--data-dir", dir, "tok_a", "tok_b"}, "unexpected argument"},
+	} {
+		_, _, err := quorum(t, env(), tc.args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want a usage error mentioning %q", tc.args, err, tc.want)
+		}
+		if code := exitCode(err, &bytes.Buffer{}); code != 2 {
+			t.Errorf("%v: exit code %d, want 2", tc.args, code)
+		}
+	}
+	// A bad environment value is reported with the variable's name.
+	_, _, err := quorum(t, env("QUORUM_RATE_LIMIT", "many"), "serve", "--data-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "QUORUM_RATE_LIMIT") {
+		t.Errorf("bad env: err = %v, want it to name QUORUM_RATE_LIMIT", err)
+	}
+}
+
+func TestTokenCreateJSONAndExpiry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "reviews:read,findings:read", "--expires", "30d", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Token     string    `json:"token"`
+		ID        string    `json:"id"`
+		Scopes    []string  `json:"scopes"`
+		ExpiresAt time.Time `json:"expires_at"`
+		Status    string    `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("--json output %q: %v", out, err)
+	}
+	if !strings.HasPrefix(got.Token, "qrm_") || !strings.HasPrefix(got.ID, "tok_") || len(got.Scopes) != 2 || got.Status != "active" {
+		t.Errorf("--json = %+v", got)
+	}
+	if d := time.Until(got.ExpiresAt); d < 29*24*time.Hour || d > 31*24*time.Hour {
+		t.Errorf("expires in %s, want 30 days", d)
+	}
+	// The stored database has no trace of the secret.
+	raw, err := os.ReadFile(filepath.Join(dir, "quorum.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(filepath.Join(dir, "quorum.db-wal"))
+	if bytes.Contains(raw, []byte(got.Token)) || bytes.Contains(wal, []byte(got.Token)) {
+		t.Errorf("the token secret is stored in the database file")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, _, err := quorum(t, env(), "version")
+	if err != nil || !strings.HasPrefix(out, "quorum ") {
+		t.Errorf("version = %q, %v", out, err)
+	}
+}
+
+func TestParseTTL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"": 0, "never": 0, "90d": 90 * 24 * time.Hour, "12h": 12 * time.Hour, "1h30m": 90 * time.Minute} {
+		got, err := parseTTL(in)
+		if err != nil || got != want {
+			t.Errorf("parseTTL(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"soon", "-1h", "0d", "1.5d", "d"} {
+		if _, err := parseTTL(in); err == nil {
+			t.Errorf("parseTTL(%q) accepted", in)
+		}
+	}
+}
+
+
+func TestStrayArgumentsRejected(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"migrate", "extra"}, {"serve", "now"}, {"token", "list", "x"}, {"token", "revoke", "tok_a", "tok_b"}} {
+		_, _, err := quorum(t, env(), append(args, "--data-dir", t.TempDir())...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+}
