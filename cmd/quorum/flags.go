@@ -15,8 +15,8 @@ type command struct {
 	fs      *flag.FlagSet
 	usage   string // "quorum serve [flags]"
 	summary string
-	args    []string // positional arguments, wherever they stood among flags
-	maxArgs int      // how many positional arguments the command takes
+	args    []string          // positional arguments, wherever they stood among flags
+	maxArgs int               // how many positional arguments the command takes
 	env     map[string]string // flag name → environment variable
 	order   []string
 }

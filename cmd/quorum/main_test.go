@@ -371,7 +371,6 @@ func TestParseTTL(t *testing.T) {
 	}
 }
 
-
 func TestStrayArgumentsRejected(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"migrate", "extra"}, {"serve", "now"}, {"token", "list", "x"}, {"token", "revoke", "tok_a", "tok_b"}} {
