@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"strconv"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/quorum-review/quorum/internal/id"

@@ -28,7 +28,9 @@ const (
 type auth struct {
 	principal token.Principal
 	ok        bool
-	err       *Error // why there is no principal; nil when no header was sent
+	// err is why there is no principal: an *Error, or a database failure
+	// that need reports once rateLimit has set its headers.
+	err error
 }
 
 // PrincipalFrom returns who the request acts for, if it authenticated.
@@ -137,8 +139,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			case errors.Is(err, token.ErrExpired):
 				a.err = errorf(codeUnauthorized, "The token has expired.")
 			default:
-				s.writeError(w, r, err)
-				return
+				a.err = err
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey, a)))

@@ -51,4 +51,3 @@ func (s *Server) unrouted(mux *http.ServeMux) http.Handler {
 		s.writeError(w, r, errorf(codeNotFound, "No endpoint at %s.", r.URL.Path))
 	})
 }
-
