@@ -197,6 +197,9 @@ func TestEndToEnd(t *testing.T) {
 			if status != http.StatusUnauthorized || body["title"] != "invalid PAT" {
 				t.Fatalf("after revoke: %d %v, want 401 invalid PAT", status, body)
 			}
+
+			// serve started River: its periodic maintenance job is worked.
+			waitJobCompleted(t, db, "store.optimize")
 		})
 	}
 }
@@ -380,4 +383,54 @@ func TestStrayArgumentsRejected(t *testing.T) {
 			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
 	}
+}
+
+// waitJobCompleted polls until a job of kind has completed.
+func waitJobCompleted(t *testing.T, db *store.DB, kind string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := db.Reader().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'completed'`, kind).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s job completed within 30 s", kind)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process's progress
+	}
+}
+
+// TestSplitRoles runs an api process and a worker process on one
+// PostgreSQL: the api serves, the worker works jobs and answers probes only.
+func TestSplitRoles(t *testing.T) {
+	t.Parallel()
+	url := storetest.PostgresURL(t)
+	api := serve(t, env(), "--database-url", url, "--role", "api")
+	worker := serve(t, env(), "--database-url", url, "--role", "worker")
+
+	if status, body := get(t, api+"/v1/reviews?owner=a&repo=b", ""); status != http.StatusUnauthorized {
+		t.Errorf("api role: %d %v, want 401 from the API", status, body)
+	}
+	resp, err := http.Get(worker + "/v1/reviews?owner=a&repo=b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("worker role served the API: %d", resp.StatusCode)
+	}
+	if status, _ := get(t, worker+"/readyz", ""); status != http.StatusOK {
+		t.Errorf("worker /readyz = %d", status)
+	}
+	db, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	waitJobCompleted(t, db, "store.optimize")
 }
