@@ -1,0 +1,150 @@
+package account_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+)
+
+func forEachBackend(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, b := range storetest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b.Open(t))
+		})
+	}
+}
+
+func count(t *testing.T, db *store.DB, table string) int {
+	t.Helper()
+	var n int
+	// table is one of this file's constants, never input.
+	if err := db.Reader().QueryRow(context.Background(), `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestEnsure(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := db.Writer()
+		a, err := account.Ensure(ctx, q, account.PlatformGitHub, "AcmeCorp", "User")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ID == "" || a.Login != "AcmeCorp" || a.Type != "User" || a.Platform != account.PlatformGitHub {
+			t.Errorf("Ensure = %+v", a)
+		}
+		for _, login := range []string{"AcmeCorp", "acmecorp", "ACMECORP"} {
+			again, err := account.Ensure(ctx, q, account.PlatformGitHub, login, "Organization")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again != a {
+				t.Errorf("Ensure(%q) = %+v, want the existing %+v", login, again, a)
+			}
+		}
+		if n := count(t, db, "accounts"); n != 1 {
+			t.Errorf("%d accounts after ensuring one login four times, want 1", n)
+		}
+
+		other, err := account.Ensure(ctx, q, account.PlatformGitHub, "globex", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.ID == a.ID || other.Type != "Organization" {
+			t.Errorf("second account %+v: want a new id and the default type Organization", other)
+		}
+		if _, err := account.Ensure(ctx, q, account.PlatformGitHub, "", ""); err == nil {
+			t.Error("Ensure with an empty login succeeded")
+		}
+	})
+}
+
+func TestFindAndGet(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		a, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, "Acme", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "aCME")
+		if err != nil || found != a {
+			t.Errorf("Find(aCME) = %+v, %v; want %+v", found, err, a)
+		}
+		got, err := account.Get(ctx, db.Reader(), a.ID)
+		if err != nil || got != a {
+			t.Errorf("Get(%s) = %+v, %v; want %+v", a.ID, got, err, a)
+		}
+		if _, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "nobody"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("Find(nobody) = %v, want ErrNotFound", err)
+		}
+		if _, err := account.Find(ctx, db.Reader(), "gitlab", "acme"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("Find on another platform = %v, want ErrNotFound", err)
+		}
+		if _, err := account.Get(ctx, db.Reader(), "acct_01KAQZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("Get(unknown) = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestEnsureRepository(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := db.Writer()
+		acme, err := account.Ensure(ctx, q, account.PlatformGitHub, "acme", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		globex, err := account.Ensure(ctx, q, account.PlatformGitHub, "globex", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := account.EnsureRepository(ctx, q, acme.ID, "Acme", "Widgets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ID == "" || r.AccountID != acme.ID || r.Owner != "Acme" || r.Name != "Widgets" {
+			t.Errorf("EnsureRepository = %+v", r)
+		}
+		for _, name := range [][2]string{{"Acme", "Widgets"}, {"acme", "widgets"}, {"ACME", "WIDGETS"}} {
+			again, err := account.EnsureRepository(ctx, q, acme.ID, name[0], name[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again != r {
+				t.Errorf("EnsureRepository(%s/%s) = %+v, want the existing %+v", name[0], name[1], again, r)
+			}
+		}
+		// Another account's repository of the same name is its own.
+		theirs, err := account.EnsureRepository(ctx, q, globex.ID, "acme", "widgets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if theirs.ID == r.ID || theirs.AccountID != globex.ID {
+			t.Errorf("globex's acme/widgets = %+v, want a repository of its own", theirs)
+		}
+		other, err := account.EnsureRepository(ctx, q, acme.ID, "acme", "gadgets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.ID == r.ID {
+			t.Error("acme/gadgets got acme/widgets's id")
+		}
+		if n := count(t, db, "repositories"); n != 3 {
+			t.Errorf("%d repositories, want 3", n)
+		}
+		if _, err := account.EnsureRepository(ctx, q, "acct_01KAQZZZZZZZZZZZZZZZZZZZZZ", "acme", "widgets"); err == nil {
+			t.Error("EnsureRepository for an account that does not exist succeeded")
+		}
+	})
+}
