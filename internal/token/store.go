@@ -238,9 +238,9 @@ func (s *Store) RunFlusher(ctx context.Context, interval time.Duration) {
 
 func scanToken(row store.Row) (Token, error) {
 	var (
-		t                           Token
-		scopes                      string
-		created                     int64
+		t                          Token
+		scopes                     string
+		created                    int64
 		expires, revoked, lastUsed *int64
 	)
 	if err := row.Scan(&t.ID, &t.AccountID, &t.Account, &t.Name, &scopes, &created, &expires, &revoked, &lastUsed); err != nil {
