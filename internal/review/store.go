@@ -69,6 +69,9 @@ ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $2`
 // List returns a page of a repository's reviews, newest first. A repository
 // the account does not own is ErrNotFound.
 func (s *Store) List(ctx context.Context, q ListQuery) (Page, error) {
+	if q.Limit < 1 {
+		return Page{}, fmt.Errorf("list reviews: limit %d, want at least 1", q.Limit)
+	}
 	db := s.db.Reader()
 	var repoID string
 	err := db.QueryRow(ctx, `SELECT id FROM repositories
@@ -185,12 +188,17 @@ WHERE f.id = $1 AND p.account_id = $2`, findingID, accountID)
 // count are filled in.
 func (s *Store) Create(ctx context.Context, q store.Querier, r *Full) error {
 	now := time.Now()
+	// Leave r as it is stored, so what the caller goes on to announce (the
+	// review.completed event) matches what Get returns.
+	r.SynthesizedAt = r.SynthesizedAt.UTC().Truncate(time.Microsecond)
+	r.SpecialistsSucceeded = nonNil(r.SpecialistsSucceeded)
+	r.SpecialistsFailed = nonNil(r.SpecialistsFailed)
 	if r.ID == "" {
 		r.ID = id.New(id.Review, r.SynthesizedAt)
 	}
 	r.FindingsCount = len(r.Findings)
-	succeeded, _ := json.Marshal(nonNil(r.SpecialistsSucceeded))
-	failed, _ := json.Marshal(nonNil(r.SpecialistsFailed))
+	succeeded, _ := json.Marshal(r.SpecialistsSucceeded)
+	failed, _ := json.Marshal(r.SpecialistsFailed)
 	_, err := q.Exec(ctx, `INSERT INTO reviews (id, repository_id, pr_number, base_sha, head_sha, verdict, summary,
 	specialists_succeeded, specialists_failed, findings_count, synthesized_at, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
@@ -210,6 +218,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		if f.DetectedAt.IsZero() {
 			f.DetectedAt = r.SynthesizedAt
 		}
+		f.DetectedAt = f.DetectedAt.UTC().Truncate(time.Microsecond)
 		if f.Excerpt.Lines == nil {
 			f.Excerpt.Lines = []Line{}
 		}
