@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/token"
+)
+
+// seeded is what the load runs need to know about the seeded database.
+type seeded struct {
+	Owner, Repo string
+	Token       string // a reviews:read token of the repository's account
+	FullID      string // the review with 20 findings (the newest)
+	Reviews     int
+	Took        time.Duration
+}
+
+const (
+	benchLogin = "bench-org"
+	benchRepo  = "api"
+	// findingsOn says which reviews besides the newest carry findings: one in
+	// findingsOn, with 3 findings each, so that findings are on a few reviews.
+	findingsOn  = 100_000
+	rowsPerStmt = 500   // reviews per multi-row INSERT (12 parameters each)
+	rowsPerTx   = 20000 // reviews per transaction
+)
+
+// seed fills a migrated database with n reviews of one repository, spaced one
+// second apart, the newest of which has 20 findings, and issues a token. Bulk
+// reviews (without findings) go in with multi-row INSERTs inside
+// transactions; reviews with findings go through review.Store.Create, in the
+// same transactions.
+func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (seeded, error) {
+	start := time.Now()
+	acct, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, benchLogin, "Organization")
+	if err != nil {
+		return seeded{}, err
+	}
+	repo, err := account.EnsureRepository(ctx, db.Writer(), acct.ID, benchLogin, benchRepo)
+	if err != nil {
+		return seeded{}, err
+	}
+	_, secret, err := token.NewStore(db, time.Now).Create(ctx, acct.ID, "load bench", []string{token.ScopeReviewsRead, token.ScopeFindingsRead}, 0)
+	if err != nil {
+		return seeded{}, err
+	}
+	reviews := review.NewStore(db)
+	base := time.Now().Add(-time.Duration(n+1) * time.Second).UTC().Truncate(time.Second)
+	out := seeded{Owner: benchLogin, Repo: benchRepo, Token: secret, Reviews: n}
+
+	succeeded := `["logic","performance","security","tests"]`
+	for lo := 0; lo < n; lo += rowsPerTx {
+		hi := min(lo+rowsPerTx, n)
+		err := db.InTx(ctx, func(tx store.Tx) error {
+			var rows []any
+			flush := func() error {
+				if len(rows) == 0 {
+					return nil
+				}
+				if err := insertReviews(ctx, tx, db.Dialect(), rows); err != nil {
+					return err
+				}
+				rows = rows[:0]
+				return nil
+			}
+			for i := lo; i < hi; i++ {
+				at := base.Add(time.Duration(i) * time.Second)
+				pr := i/4 + 1 // four pushes per pull request
+				switch {
+				case i == n-1:
+					r := storetest.NewReview(account.Repository{ID: repo.ID, Owner: repo.Owner, Name: repo.Name}, pr, 20, at)
+					if err := reviews.Create(ctx, tx, &r); err != nil {
+						return err
+					}
+					out.FullID = r.ID
+				case i%findingsOn == findingsOn/2:
+					r := storetest.NewReview(account.Repository{ID: repo.ID, Owner: repo.Owner, Name: repo.Name}, pr, 3, at)
+					if err := reviews.Create(ctx, tx, &r); err != nil {
+						return err
+					}
+				default:
+					rows = append(rows,
+						id.New(id.Review, at), repo.ID, pr,
+						fmt.Sprintf("%040x", at.UnixNano()-1), fmt.Sprintf("%040x", at.UnixNano()),
+						review.VerdictApprove, fmt.Sprintf("Review of #%d: no findings. All four specialists ran.", pr),
+						succeeded, "[]", 0, store.Micros(at), store.Micros(at))
+					if len(rows) == rowsPerStmt*reviewCols {
+						if err := flush(); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return flush()
+		})
+		if err != nil {
+			return seeded{}, fmt.Errorf("seed reviews %d..%d: %w", lo, hi, err)
+		}
+		if progress != nil {
+			progress(hi)
+		}
+	}
+	out.Took = time.Since(start)
+	return out, nil
+}
+
+const reviewCols = 12
+
+var insertStmts = map[string]string{}
+
+// insertReviews inserts len(args)/reviewCols reviews in one statement. On
+// SQLite the placeholders are anonymous (?): the driver looks $N names up
+// one by one in a list, which is quadratic in a 6,000-parameter statement.
+func insertReviews(ctx context.Context, q store.Querier, dialect store.Dialect, args []any) error {
+	k := len(args) / reviewCols
+	key := fmt.Sprint(dialect, k)
+	stmt, ok := insertStmts[key]
+	if !ok {
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO reviews (id, repository_id, pr_number, base_sha, head_sha, verdict, summary,
+	specialists_succeeded, specialists_failed, findings_count, synthesized_at, created_at) VALUES `)
+		for r := range k {
+			if r > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteByte('(')
+			for c := range reviewCols {
+				if c > 0 {
+					sb.WriteString(", ")
+				}
+				if dialect == store.SQLite {
+					sb.WriteByte('?')
+				} else {
+					fmt.Fprintf(&sb, "$%d", r*reviewCols+c+1)
+				}
+			}
+			sb.WriteByte(')')
+		}
+		stmt = sb.String()
+		insertStmts[key] = stmt
+	}
+	_, err := q.Exec(ctx, stmt, args...)
+	return err
+}
