@@ -110,7 +110,7 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	if !strings.HasPrefix(rawURL, "postgres://") && !strings.HasPrefix(rawURL, "postgresql://") {
-		return nil, fmt.Errorf("database url: want postgres://… (or no url for the embedded SQLite), got scheme of %q", redactURL(rawURL))
+		return nil, fmt.Errorf("database url: want postgres://… (or no url for the embedded SQLite), got %s", urlScheme(rawURL))
 	}
 	pcfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
@@ -129,6 +129,17 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	return &DB{dialect: Postgres, pool: pool}, nil
 }
 
+// urlScheme names a URL's scheme and nothing else of it: a URL that is not
+// PostgreSQL's may hold a password where redactURL does not look (in the
+// query, or in what url.Parse takes for an opaque path).
+func urlScheme(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "a url without a scheme"
+	}
+	return fmt.Sprintf("scheme %q", u.Scheme)
+}
+
 // redactURL drops the password from a database URL so it can be shown.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -141,7 +152,8 @@ func redactURL(raw string) string {
 // Dialect reports the backend.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Close stops the job queue if it runs and closes the database.
+// Close closes the database. It does not stop the job queue: call Jobs.Stop
+// first.
 func (db *DB) Close() error {
 	if db.pool != nil {
 		db.pool.Close()
