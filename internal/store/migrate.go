@@ -242,7 +242,7 @@ func splitStatements(src string) []string {
 		cur.WriteByte('\n')
 		if strings.HasSuffix(trimmed, ";") {
 			if s := strings.TrimSpace(cur.String()); s != ";" {
-				out = append(out, strings.TrimSuffix(s, ";"))
+				out = append(out, strings.TrimSpace(strings.TrimSuffix(s, ";")))
 			}
 			cur.Reset()
 		}
