@@ -39,9 +39,11 @@ func New(prefix string, t time.Time) string {
 }
 
 // Valid reports whether s is a well-formed id with the given prefix.
+// Lower case is refused although ULID parsing accepts it: ids are stored as
+// New writes them, in upper case, so a lower-case one could never be found.
 func Valid(prefix, s string) bool {
 	rest, ok := strings.CutPrefix(s, prefix)
-	if !ok || len(rest) != ulid.EncodedSize {
+	if !ok || len(rest) != ulid.EncodedSize || strings.ToUpper(rest) != rest {
 		return false
 	}
 	_, err := ulid.ParseStrict(rest)

@@ -75,6 +75,7 @@ func TestValidRejects(t *testing.T) {
 		"prefix twice":      id.Review + id.Review + rest[4:],
 		"space after":       good[:len(good)-1] + " ",
 		"other kind prefix": "tok_" + rest,
+		"lower case":        id.Review + strings.ToLower(rest),
 	} {
 		if id.Valid(id.Review, s) {
 			t.Errorf("%s: Valid(%q, %q) = true", name, id.Review, s)
