@@ -12,12 +12,7 @@ import (
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, b.Open(t))
-		})
-	}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) { fn(t, b.Open(t)) })
 }
 
 func count(t *testing.T, db *store.DB, table string) int {

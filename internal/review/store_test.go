@@ -23,13 +23,10 @@ type fixture struct {
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, f fixture)) {
 	t.Helper()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			db := b.Open(t)
-			fn(t, fixture{db: db, reviews: review.NewStore(db), repo: storetest.Repo(t, db, "acme", "acme", "widgets")})
-		})
-	}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		fn(t, fixture{db: db, reviews: review.NewStore(db), repo: storetest.Repo(t, db, "acme", "acme", "widgets")})
+	})
 }
 
 var base = time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)

@@ -59,119 +59,110 @@ func startJobs(t *testing.T, db *store.DB) (*markWorker, <-chan *river.Event) {
 
 func TestJobCommitsWithTransaction(t *testing.T) {
 	t.Parallel()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := b.Open(t)
-			w, events := startJobs(t, db)
-			errRollback := errors.New("business rule says no")
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		db := b.Open(t)
+		w, events := startJobs(t, db)
+		errRollback := errors.New("business rule says no")
 
-			// A write and its job in a transaction that fails: neither lands.
-			err := db.InTx(ctx, func(tx store.Tx) error {
-				if _, err := account.Ensure(ctx, tx, account.PlatformGitHub, "rolled-back", ""); err != nil {
-					return err
-				}
-				if err := tx.InsertJob(ctx, markArgs{Mark: "rolled-back"}, nil); err != nil {
-					return err
-				}
-				return errRollback
-			})
-			if !errors.Is(err, errRollback) {
-				t.Fatalf("InTx = %v, want the function's error", err)
+		// A write and its job in a transaction that fails: neither lands.
+		err := db.InTx(ctx, func(tx store.Tx) error {
+			if _, err := account.Ensure(ctx, tx, account.PlatformGitHub, "rolled-back", ""); err != nil {
+				return err
 			}
-
-			// A write and its job that commit: the job runs, after the commit.
-			err = db.InTx(ctx, func(tx store.Tx) error {
-				if _, err := account.Ensure(ctx, tx, account.PlatformGitHub, "committed", ""); err != nil {
-					return err
-				}
-				if err := tx.InsertJob(ctx, markArgs{Mark: "committed"}, nil); err != nil {
-					return err
-				}
-				// Not visible outside the transaction yet, so no worker can
-				// take it before the commit.
-				if n := count(t, db, `SELECT COUNT(*) FROM river_job`); n != 0 {
-					t.Errorf("%d jobs visible before commit, want 0", n)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+			if err := tx.InsertJob(ctx, markArgs{Mark: "rolled-back"}, nil); err != nil {
+				return err
 			}
-
-			timeout := time.NewTimer(20 * time.Second)
-			defer timeout.Stop()
-		wait:
-			for {
-				select {
-				case ev := <-events:
-					var args markArgs
-					if err := json.Unmarshal(ev.Job.EncodedArgs, &args); err != nil {
-						t.Fatal(err)
-					}
-					if ev.Job.Kind != (markArgs{}).Kind() || args.Mark != "committed" {
-						t.Fatalf("completed job %s %s, want only the committed mark job", ev.Job.Kind, ev.Job.EncodedArgs)
-					}
-					break wait
-				case <-timeout.C:
-					t.Fatal("the committed job was not worked within 20 s")
-				}
-			}
-			if got := <-w.worked; got != "committed" {
-				t.Errorf("worked %q, want committed", got)
-			}
-			if len(w.worked) != 0 {
-				t.Errorf("worked more jobs: %q", <-w.worked)
-			}
-
-			// The failed transaction left nothing: no job row, no account.
-			if n := count(t, db, `SELECT COUNT(*) FROM river_job`); n != 1 {
-				t.Errorf("%d river_job rows, want only the committed job's", n)
-			}
-			if n := count(t, db, `SELECT COUNT(*) FROM river_job WHERE kind = $1 AND state = 'completed'`, (markArgs{}).Kind()); n != 1 {
-				t.Errorf("%d completed mark jobs, want 1", n)
-			}
-			if _, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "rolled-back"); !errors.Is(err, account.ErrNotFound) {
-				t.Errorf("the rolled-back account: %v, want ErrNotFound", err)
-			}
-			if _, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "committed"); err != nil {
-				t.Errorf("the committed account: %v", err)
-			}
+			return errRollback
 		})
-	}
+		if !errors.Is(err, errRollback) {
+			t.Fatalf("InTx = %v, want the function's error", err)
+		}
+
+		// A write and its job that commit: the job runs, after the commit.
+		err = db.InTx(ctx, func(tx store.Tx) error {
+			if _, err := account.Ensure(ctx, tx, account.PlatformGitHub, "committed", ""); err != nil {
+				return err
+			}
+			if err := tx.InsertJob(ctx, markArgs{Mark: "committed"}, nil); err != nil {
+				return err
+			}
+			// Not visible outside the transaction yet, so no worker can
+			// take it before the commit.
+			if n := count(t, db, `SELECT COUNT(*) FROM river_job`); n != 0 {
+				t.Errorf("%d jobs visible before commit, want 0", n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		timeout := time.NewTimer(20 * time.Second)
+		defer timeout.Stop()
+	wait:
+		for {
+			select {
+			case ev := <-events:
+				var args markArgs
+				if err := json.Unmarshal(ev.Job.EncodedArgs, &args); err != nil {
+					t.Fatal(err)
+				}
+				if ev.Job.Kind != (markArgs{}).Kind() || args.Mark != "committed" {
+					t.Fatalf("completed job %s %s, want only the committed mark job", ev.Job.Kind, ev.Job.EncodedArgs)
+				}
+				break wait
+			case <-timeout.C:
+				t.Fatal("the committed job was not worked within 20 s")
+			}
+		}
+		if got := <-w.worked; got != "committed" {
+			t.Errorf("worked %q, want committed", got)
+		}
+		if len(w.worked) != 0 {
+			t.Errorf("worked more jobs: %q", <-w.worked)
+		}
+
+		// The failed transaction left nothing: no job row, no account.
+		if n := count(t, db, `SELECT COUNT(*) FROM river_job`); n != 1 {
+			t.Errorf("%d river_job rows, want only the committed job's", n)
+		}
+		if n := count(t, db, `SELECT COUNT(*) FROM river_job WHERE kind = $1 AND state = 'completed'`, (markArgs{}).Kind()); n != 1 {
+			t.Errorf("%d completed mark jobs, want 1", n)
+		}
+		if _, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "rolled-back"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("the rolled-back account: %v, want ErrNotFound", err)
+		}
+		if _, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "committed"); err != nil {
+			t.Errorf("the committed account: %v", err)
+		}
+	})
 }
 
 func TestInsertJobNeedsJobs(t *testing.T) {
 	t.Parallel()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			db := b.Open(t)
-			err := db.InTx(context.Background(), func(tx store.Tx) error {
-				return tx.InsertJob(context.Background(), markArgs{Mark: "x"}, nil)
-			})
-			if err == nil {
-				t.Error("InsertJob without ConfigureJobs succeeded")
-			}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		err := db.InTx(context.Background(), func(tx store.Tx) error {
+			return tx.InsertJob(context.Background(), markArgs{Mark: "x"}, nil)
 		})
-	}
+		if err == nil {
+			t.Error("InsertJob without ConfigureJobs succeeded")
+		}
+	})
 }
 
 func TestOptimizeWorker(t *testing.T) {
 	t.Parallel()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			db := b.Open(t)
-			storetest.Review(t, db, storetest.Repo(t, db, "acme", "acme", "widgets"), 1, 3, time.Now())
-			w := &store.OptimizeWorker{DB: db}
-			if err := w.Work(context.Background(), &river.Job[store.OptimizeArgs]{}); err != nil {
-				t.Errorf("optimize on %s: %v", b.Name, err)
-			}
-			if job := store.OptimizeEvery(); job == nil {
-				t.Error("OptimizeEvery returned no periodic job")
-			}
-		})
-	}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		storetest.Review(t, db, storetest.Repo(t, db, "acme", "acme", "widgets"), 1, 3, time.Now())
+		w := &store.OptimizeWorker{DB: db}
+		if err := w.Work(context.Background(), &river.Job[store.OptimizeArgs]{}); err != nil {
+			t.Errorf("optimize on %s: %v", b.Name, err)
+		}
+		if job := store.OptimizeEvery(); job == nil {
+			t.Error("OptimizeEvery returned no periodic job")
+		}
+	})
 }

@@ -11,16 +11,6 @@ import (
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
-func forEachTarget(t *testing.T, fn func(t *testing.T, cfg store.Config)) {
-	t.Helper()
-	for _, target := range storetest.Targets() {
-		t.Run(target.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, target.Config(t))
-		})
-	}
-}
-
 func count(t *testing.T, db *store.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
@@ -40,7 +30,7 @@ func versions(ms []store.Migration) []int {
 
 func TestMigrateNewDatabase(t *testing.T) {
 	t.Parallel()
-	forEachTarget(t, func(t *testing.T, cfg store.Config) {
+	storetest.ForEachTarget(t, func(t *testing.T, cfg store.Config) {
 		ctx := context.Background()
 		db := storetest.OpenUnmigrated(t, cfg)
 		if err := db.CheckSchema(ctx); !errors.Is(err, store.ErrSchemaBehind) {
@@ -104,7 +94,7 @@ func TestMigrateNewDatabase(t *testing.T) {
 
 func TestSchemaNewer(t *testing.T) {
 	t.Parallel()
-	forEachTarget(t, func(t *testing.T, cfg store.Config) {
+	storetest.ForEachTarget(t, func(t *testing.T, cfg store.Config) {
 		ctx := context.Background()
 		db := storetest.Open(t, cfg)
 		newer := store.LatestVersion() + 1
@@ -129,7 +119,7 @@ func TestSchemaNewer(t *testing.T) {
 
 func TestSchemaBehind(t *testing.T) {
 	t.Parallel()
-	forEachTarget(t, func(t *testing.T, cfg store.Config) {
+	storetest.ForEachTarget(t, func(t *testing.T, cfg store.Config) {
 		ctx := context.Background()
 		db := storetest.Open(t, cfg)
 		// As if the latest migration had not run yet.
@@ -144,7 +134,7 @@ func TestSchemaBehind(t *testing.T) {
 
 func TestConcurrentMigrate(t *testing.T) {
 	t.Parallel()
-	forEachTarget(t, func(t *testing.T, cfg store.Config) {
+	storetest.ForEachTarget(t, func(t *testing.T, cfg store.Config) {
 		ctx := context.Background()
 		// Two replicas starting at once on one new database.
 		dbs := []*store.DB{storetest.OpenUnmigrated(t, cfg), storetest.OpenUnmigrated(t, cfg)}

@@ -34,19 +34,9 @@ func setup(t *testing.T, b storetest.Backend) fixture {
 	return fixture{db: db, clock: c, tokens: token.NewStore(db, c.Now), account: a}
 }
 
-func forEachBackend(t *testing.T, fn func(t *testing.T, b storetest.Backend)) {
-	t.Helper()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, b)
-		})
-	}
-}
-
 func TestCreateValidatesScopes(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, b storetest.Backend) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b)
 		ctx := context.Background()
 		for _, scopes := range [][]string{nil, {}, {"reviews:write"}, {token.ScopeReviewsRead, "admin"}} {
@@ -89,7 +79,7 @@ func countTokens(t *testing.T, db *store.DB) int {
 
 func TestCreateStoresOnlyHash(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, b storetest.Backend) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b)
 		tok, secret, err := f.tokens.Create(context.Background(), f.account.ID, "deploy", []string{token.ScopeReviewsRead}, time.Hour)
 		if err != nil {
@@ -118,7 +108,7 @@ FROM api_tokens WHERE id = $1`, tok.ID).Scan(&cols[0], &cols[1], &cols[2], &cols
 
 func TestAuthenticate(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, b storetest.Backend) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b)
 		ctx := context.Background()
 		tok, secret, err := f.tokens.Create(ctx, f.account.ID, "ci", []string{token.ScopeReviewsRead, token.ScopeFindingsRead}, time.Hour)
@@ -174,75 +164,71 @@ func flip(c byte) string {
 
 func TestRevoke(t *testing.T) {
 	t.Parallel()
-	for _, target := range storetest.Targets() {
-		t.Run(target.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			cfg := target.Config(t)
-			db := storetest.Open(t, cfg)
-			// Another replica: a second *store.DB on the same database.
-			replica := storetest.OpenUnmigrated(t, cfg)
-			c := storetest.NewClock(time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC))
-			a, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, "acme", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			here, there := token.NewStore(db, c.Now), token.NewStore(replica, c.Now)
+	storetest.ForEachTarget(t, func(t *testing.T, cfg store.Config) {
+		ctx := context.Background()
+		db := storetest.Open(t, cfg)
+		// Another replica: a second *store.DB on the same database.
+		replica := storetest.OpenUnmigrated(t, cfg)
+		c := storetest.NewClock(time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC))
+		a, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, "acme", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		here, there := token.NewStore(db, c.Now), token.NewStore(replica, c.Now)
 
-			tok, secret, err := here.Create(ctx, a.ID, "ci", []string{token.ScopeReviewsRead}, 0)
-			if err != nil {
-				t.Fatal(err)
+		tok, secret, err := here.Create(ctx, a.ID, "ci", []string{token.ScopeReviewsRead}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep, keepSecret, err := here.Create(ctx, a.ID, "keep", []string{token.ScopeReviewsRead}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*token.Store{here, there} {
+			if _, err := s.Authenticate(ctx, secret); err != nil {
+				t.Fatalf("before revocation: %v", err)
 			}
-			keep, keepSecret, err := here.Create(ctx, a.ID, "keep", []string{token.ScopeReviewsRead}, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range []*token.Store{here, there} {
-				if _, err := s.Authenticate(ctx, secret); err != nil {
-					t.Fatalf("before revocation: %v", err)
-				}
-			}
+		}
 
-			c.Advance(time.Minute)
-			revoked, err := here.Revoke(ctx, tok.ID)
-			if err != nil {
-				t.Fatal(err)
+		c.Advance(time.Minute)
+		revoked, err := here.Revoke(ctx, tok.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if revoked.RevokedAt == nil || !revoked.RevokedAt.Equal(c.Now()) {
+			t.Errorf("revoked_at %v, want %v", revoked.RevokedAt, c.Now())
+		}
+		// No clock moves: revocation takes effect on the very next request,
+		// on this replica and on the other.
+		for name, s := range map[string]*token.Store{"same replica": here, "other replica": there} {
+			if _, err := s.Authenticate(ctx, secret); !errors.Is(err, token.ErrRevoked) {
+				t.Errorf("%s after revocation: %v, want ErrRevoked", name, err)
 			}
-			if revoked.RevokedAt == nil || !revoked.RevokedAt.Equal(c.Now()) {
-				t.Errorf("revoked_at %v, want %v", revoked.RevokedAt, c.Now())
+			if _, err := s.Authenticate(ctx, keepSecret); err != nil {
+				t.Errorf("%s: the token that was not revoked: %v", name, err)
 			}
-			// No clock moves: revocation takes effect on the very next request,
-			// on this replica and on the other.
-			for name, s := range map[string]*token.Store{"same replica": here, "other replica": there} {
-				if _, err := s.Authenticate(ctx, secret); !errors.Is(err, token.ErrRevoked) {
-					t.Errorf("%s after revocation: %v, want ErrRevoked", name, err)
-				}
-				if _, err := s.Authenticate(ctx, keepSecret); err != nil {
-					t.Errorf("%s: the token that was not revoked: %v", name, err)
-				}
-			}
+		}
 
-			c.Advance(time.Minute)
-			again, err := there.Revoke(ctx, tok.ID)
-			if !errors.Is(err, token.ErrRevoked) {
-				t.Errorf("revoking twice: %v, want ErrRevoked", err)
-			}
-			if again.RevokedAt == nil || !again.RevokedAt.Equal(*revoked.RevokedAt) {
-				t.Errorf("revoking twice moved revoked_at: %v, want %v", again.RevokedAt, revoked.RevokedAt)
-			}
-			if _, err := here.Revoke(ctx, "tok_01KAQZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, token.ErrNoToken) {
-				t.Errorf("revoking an unknown id: %v, want ErrNoToken", err)
-			}
-			if _, err := here.Authenticate(ctx, keepSecret); err != nil {
-				t.Errorf("token %s after the others' revocation: %v", keep.ID, err)
-			}
-		})
-	}
+		c.Advance(time.Minute)
+		again, err := there.Revoke(ctx, tok.ID)
+		if !errors.Is(err, token.ErrRevoked) {
+			t.Errorf("revoking twice: %v, want ErrRevoked", err)
+		}
+		if again.RevokedAt == nil || !again.RevokedAt.Equal(*revoked.RevokedAt) {
+			t.Errorf("revoking twice moved revoked_at: %v, want %v", again.RevokedAt, revoked.RevokedAt)
+		}
+		if _, err := here.Revoke(ctx, "tok_01KAQZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, token.ErrNoToken) {
+			t.Errorf("revoking an unknown id: %v, want ErrNoToken", err)
+		}
+		if _, err := here.Authenticate(ctx, keepSecret); err != nil {
+			t.Errorf("token %s after the others' revocation: %v", keep.ID, err)
+		}
+	})
 }
 
 func TestList(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, b storetest.Backend) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b)
 		ctx := context.Background()
 		other, err := account.Ensure(ctx, f.db.Writer(), account.PlatformGitHub, "globex", "User")
@@ -309,7 +295,7 @@ func tokenIDs(ts []token.Token) []string {
 
 func TestLastUsedIsBatched(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, b storetest.Backend) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b)
 		ctx := context.Background()
 		tok, secret, err := f.tokens.Create(ctx, f.account.ID, "ci", []string{token.ScopeReviewsRead}, 0)
