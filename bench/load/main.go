@@ -265,7 +265,20 @@ func prepare(ctx context.Context, backend, tmp, pgURL string, n int, seedProfile
 // freshSchema creates a schema in the PostgreSQL at base and returns a URL
 // whose search_path is that schema, and a function that drops it.
 func freshSchema(ctx context.Context, base string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, base)
+	// pgxpool's own parameters (pool_max_conns, …) pass through to the
+	// server's URL; the admin connection here is not a pool.
+	admin, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("parse postgres url: %w", err)
+	}
+	aq := admin.Query()
+	for k := range aq {
+		if strings.HasPrefix(k, "pool_") {
+			aq.Del(k)
+		}
+	}
+	admin.RawQuery = aq.Encode()
+	conn, err := pgx.Connect(ctx, admin.String())
 	if err != nil {
 		return "", nil, fmt.Errorf("connect to postgres: %w", err)
 	}
