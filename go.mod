@@ -3,6 +3,7 @@ module github.com/quorum-review/quorum
 go 1.26.8
 
 require (
+	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oklog/ulid/v2 v2.1.1

@@ -45,7 +45,9 @@ func (c cursorCodec) seal(cur review.Cursor, scope string) string {
 
 // open decodes a cursor made by seal for the same scope.
 func (c cursorCodec) open(s, scope string) (review.Cursor, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: the unused bits of the last character must be zero, so each
+	// position has one cursor and an altered last character does not open.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || len(raw) < 1+8+16 || raw[0] != cursorVersion {
 		return review.Cursor{}, errBadCursor
 	}
