@@ -144,9 +144,9 @@ func TestAuthenticate(t *testing.T) {
 		if _, err := f.tokens.Authenticate(ctx, secret); err != nil {
 			t.Errorf("a microsecond before expiry: %v", err)
 		}
-		f.clock.Advance(time.Microsecond)
+		f.clock.Advance(tok.ExpiresAt.Sub(f.clock.Now()))
 		if _, err := f.tokens.Authenticate(ctx, secret); !errors.Is(err, token.ErrExpired) {
-			t.Errorf("at expiry: %v, want ErrExpired", err)
+			t.Errorf("at expiry (%v): %v, want ErrExpired", f.clock.Now(), err)
 		}
 		f.clock.Advance(24 * time.Hour)
 		if _, err := f.tokens.Authenticate(ctx, secret); !errors.Is(err, token.ErrExpired) {
