@@ -200,14 +200,11 @@ func (s *Store) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	pending := s.used
 	s.used = map[string]time.Time{}
-	for tid, at := range pending {
-		s.written[tid] = at
-	}
 	s.mu.Unlock()
 	if len(pending) == 0 {
 		return nil
 	}
-	return s.db.InTx(ctx, func(tx store.Tx) error {
+	err := s.db.InTx(ctx, func(tx store.Tx) error {
 		for tid, at := range pending {
 			if _, err := tx.Exec(ctx, `UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`,
 				tid, store.Micros(at)); err != nil {
@@ -216,6 +213,20 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 		return nil
 	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tid, at := range pending {
+		if err != nil {
+			// Not written: keep the use for the next Flush, unless a later
+			// one is already waiting.
+			if later, ok := s.used[tid]; !ok || later.Before(at) {
+				s.used[tid] = at
+			}
+		} else if at.After(s.written[tid]) {
+			s.written[tid] = at
+		}
+	}
+	return err
 }
 
 // RunFlusher writes last-use times every interval until ctx ends, then once

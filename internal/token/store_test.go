@@ -367,6 +367,38 @@ func TestLastUsedIsBatched(t *testing.T) {
 	})
 }
 
+func TestFlushFailureKeepsUse(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b)
+		ctx := context.Background()
+		tok, secret, err := f.tokens.Create(ctx, f.account.ID, "ci", []string{token.ScopeReviewsRead}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.tokens.Authenticate(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		// A Flush that cannot write (here: its context is over) must not
+		// lose the use, nor count it as written.
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := f.tokens.Flush(canceled); err == nil {
+			t.Fatal("Flush with a canceled context succeeded")
+		}
+		if got := lastUsed(t, f.db, tok.ID); got != nil {
+			t.Fatalf("last_used_at = %v after a failed Flush", got)
+		}
+		if err := f.tokens.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := f.clock.Now().Truncate(time.Microsecond)
+		if got := lastUsed(t, f.db, tok.ID); got == nil || !got.Equal(want) {
+			t.Errorf("after a failed Flush and a good one, last_used_at = %v, want %v", got, want)
+		}
+	})
+}
+
 func lastUsed(t *testing.T, db *store.DB, tokenID string) *time.Time {
 	t.Helper()
 	var us *int64
