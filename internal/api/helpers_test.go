@@ -56,6 +56,12 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // entries decodes every log line.
 func (b *logBuffer) entries(t *testing.T) []map[string]any {
 	t.Helper()
