@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
-	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -62,8 +61,8 @@ func wantUnauthorized(t *testing.T, r response, title, detail string) {
 
 func TestAuthMatrix(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		endpoints := guardedEndpoints(t, b)
 		ctx := t.Context()
 		acme := b.repo.AccountID
@@ -114,8 +113,8 @@ func TestAuthMatrix(t *testing.T) {
 // another token store on the same database, between two requests.
 func TestRevocationIsImmediate(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		tok, secret := b.token(t, b.repo.AccountID, 0, token.ScopeReviewsRead)
 		b.get(t, listPath(b.repo, ""), secret).want(t, http.StatusOK)
 		cli := token.NewStore(b.db, b.clock.Now)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
-	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
@@ -67,8 +66,8 @@ func TestPanicIsA500(t *testing.T) {
 // 500 shows no internals and its request id leads to the logged error.
 func TestDatabaseFailureIsA500(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		secret := b.reader(t)
 		rv := storetest.Review(t, b.db, b.repo, 1, 1, b.clock.Now().Add(-time.Hour))
 		b.get(t, "/v1/findings/"+rv.Findings[0].ID, secret).want(t, http.StatusOK)

@@ -23,26 +23,6 @@ import (
 // docsURL is the problem type base the test servers use.
 const docsURL = "https://quorum.example.com/docs"
 
-// clock is a fake clock the tests move by hand, so nothing sleeps.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // logBuffer collects the server's JSON log; the server writes it from its
 // own goroutines.
 type logBuffer struct {
@@ -84,7 +64,7 @@ func (b *logBuffer) entries(t *testing.T) []map[string]any {
 // bundle is one API server over a real database, served over real HTTP.
 type bundle struct {
 	db     *store.DB
-	clock  *clock
+	clock  *storetest.Clock
 	tokens *token.Store
 	srv    *Server
 	url    string
@@ -96,17 +76,6 @@ type bundle struct {
 	cover *coverage
 }
 
-// forEachBackend runs fn as a parallel subtest on SQLite and PostgreSQL.
-func forEachBackend(t *testing.T, fn func(t *testing.T, open func(testing.TB) *store.DB)) {
-	t.Helper()
-	for _, b := range storetest.Backends() {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, b.Open)
-		})
-	}
-}
-
 // setup opens a database, seeds two accounts' repositories and serves an
 // API over it; change adjusts the default configuration.
 func setup(t *testing.T, open func(testing.TB) *store.DB, change ...func(*Config)) *bundle {
@@ -114,7 +83,7 @@ func setup(t *testing.T, open func(testing.TB) *store.DB, change ...func(*Config
 	db := open(t)
 	b := &bundle{
 		db:    db,
-		clock: newClock(),
+		clock: storetest.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)),
 		repo:  storetest.Repo(t, db, "acme", "acme", "widgets"),
 		other: storetest.Repo(t, db, "globex", "globex", "gadgets"),
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
 )
 
@@ -14,8 +14,8 @@ import (
 // store on the same database, like the CLI's, sees only what was written.
 func TestLastUsedIsBatched(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		ctx := t.Context()
 		tok, secret := b.token(t, b.repo.AccountID, 0, token.ScopeReviewsRead)
 		cli := token.NewStore(b.db, b.clock.Now)

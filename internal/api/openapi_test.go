@@ -14,7 +14,6 @@ import (
 
 	apidoc "github.com/quorum-review/quorum/api"
 	"github.com/quorum-review/quorum/internal/review"
-	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -30,9 +29,9 @@ var excused = map[string]string{
 // fails if a documented response was never produced.
 func TestOpenAPIConformance(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
 		cov := &coverage{}
-		b := setup(t, open)
+		b := setup(t, be.Open)
 		b.cover = cov
 		base := b.clock.Now().Add(-time.Hour)
 		storetest.Review(t, b.db, b.repo, 1, 0, base)
@@ -121,7 +120,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		})
 
 		t.Run("schema behind", func(t *testing.T) {
-			behind := setup(t, open)
+			behind := setup(t, be.Open)
 			behind.cover = cov
 			if _, err := behind.db.Writer().Exec(t.Context(), `DELETE FROM quorum_migrations`); err != nil {
 				t.Fatal(err)
@@ -130,7 +129,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		})
 
 		t.Run("database closed", func(t *testing.T) {
-			closed := setup(t, open)
+			closed := setup(t, be.Open)
 			closed.cover = cov
 			secret := closed.reader(t)
 			r := storetest.Review(t, closed.db, closed.repo, 1, 1, base)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/review"
-	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
@@ -40,8 +39,8 @@ func (b *bundle) page(t *testing.T, path, secret string) reviewList {
 // nothing appears twice, and the order is newest first throughout.
 func TestPaginationUnderConcurrentInserts(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		secret := b.reader(t)
 		before := seedReviews(t, b, b.repo, 40, 3)
 
@@ -118,8 +117,8 @@ func TestPaginationUnderConcurrentInserts(t *testing.T) {
 // is accepted.
 func TestCursorTampering(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		secret := b.reader(t)
 		gizmos := storetest.Repo(t, b.db, "acme", "acme", "gizmos")
 		seedReviews(t, b, b.repo, 6, 2)
@@ -169,8 +168,8 @@ func TestCursorTampering(t *testing.T) {
 // TestListParams checks the validation and the limits of GET /v1/reviews.
 func TestListParams(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open)
 		secret := b.reader(t)
 		seedReviews(t, b, b.repo, maxLimit+1, 1)
 

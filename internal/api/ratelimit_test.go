@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
-	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -34,8 +33,8 @@ func wantBudget(t *testing.T, r response, remaining, reset int) {
 
 func TestRateLimitPerToken(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, open func(testing.TB) *store.DB) {
-		b := setup(t, open, tightLimit)
+	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
+		b := setup(t, be.Open, tightLimit)
 		_, first := b.token(t, b.repo.AccountID, 0, token.ScopeReviewsRead)
 		_, second := b.token(t, b.repo.AccountID, 0, token.ScopeReviewsRead)
 		list := listPath(b.repo, "")
