@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v3"
 
 	apidoc "github.com/quorum-review/quorum/api"
@@ -177,6 +178,20 @@ func TestServedOpenAPIMatchesYAML(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Error("GET /v1/openapi.json differs from api/openapi.yaml")
+	}
+	// And as kin-openapi reads them, which a client generator would use.
+	s, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := openapi3.NewLoader().LoadFromData(served.body)
+	if err != nil {
+		t.Fatalf("kin-openapi cannot load the served document: %v", err)
+	}
+	a, errA := json.Marshal(s.doc)
+	z, errZ := json.Marshal(fromJSON)
+	if errA != nil || errZ != nil || !bytes.Equal(a, z) {
+		t.Errorf("kin-openapi reads the served document differently from api/openapi.yaml (%v, %v)", errA, errZ)
 	}
 	if m, _ := got.(map[string]any); m["openapi"] != "3.1.0" || m["paths"] == nil {
 		t.Errorf("served document lacks openapi 3.1.0 or paths: %.200s", served.body)
