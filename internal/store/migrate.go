@@ -73,9 +73,11 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS quorum_migrations (
     applied_at BIGINT NOT NULL
 )`
 
-// migrationLockID keys the PostgreSQL advisory lock that serializes replicas
-// migrating at the same time.
-const migrationLockID = 0x71756f72756d // "quorum"
+// migrationLockClass and the schema's name key the PostgreSQL advisory lock
+// that serializes replicas migrating at the same time. Replicas share a
+// schema; deployments (and test databases) in other schemas of the same
+// database need not wait for each other.
+const migrationLockClass = 0x71756f72 // "quor"
 
 // MigrateResult says what a migration run did.
 type MigrateResult struct {
@@ -136,10 +138,10 @@ func (db *DB) migrateTx(ctx context.Context, fn func(q Querier, riverUp func() (
 			return fmt.Errorf("migrate: %w", err)
 		}
 		defer conn.Release()
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLockID)); err != nil {
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))`, int32(migrationLockClass)); err != nil {
 			return fmt.Errorf("lock for migration: %w", err)
 		}
-		defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLockID))
+		defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))`, int32(migrationLockClass))
 		m, err := rivermigrate.New(riverpgxv5.New(db.pool), nil)
 		if err != nil {
 			return err
