@@ -60,6 +60,7 @@ type config struct {
 	keep        bool
 	samples     int
 	seedProfile string
+	compareSrc  string
 }
 
 func main() {
@@ -86,6 +87,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (databases, binary, bodies)")
 	flag.IntVar(&c.samples, "samples", 500, "sequential requests of each page in --deep (single connection, interleaved)")
 	flag.StringVar(&c.seedProfile, "seed-cpuprofile", "", "write a CPU profile of seeding to this file (last backend wins)")
+	flag.StringVar(&c.compareSrc, "compare-src", "", "a checkout of quorum (module root) whose server is built and run too, on the same database, interleaved with the others: an A/B test of a change")
 	flag.Parse()
 	if c.duration < time.Second || c.duration > time.Minute {
 		fatal(errors.New("--duration must be from 1s to 60s"))
@@ -127,8 +129,14 @@ func bench(ctx context.Context, c config) error {
 	}
 	bin := filepath.Join(tmp, "quorum")
 	logf("building the server: go build -o %s ./cmd/quorum", bin)
-	if err := goBuild(ctx, bin); err != nil {
+	if err := goBuild(ctx, "", bin); err != nil {
 		return err
+	}
+	if c.compareSrc != "" {
+		logf("building the comparison server from %s", c.compareSrc)
+		if err := goBuild(ctx, c.compareSrc, bin+"-compare"); err != nil {
+			return err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -155,12 +163,14 @@ func bench(ctx context.Context, c config) error {
 }
 
 // goBuild builds cmd/quorum of the module this command belongs to.
-func goBuild(ctx context.Context, out string) error {
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
+func goBuild(ctx context.Context, root, out string) error {
+	if root == "" {
+		gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+		if err != nil {
+			return fmt.Errorf("go env GOMOD: %w", err)
+		}
+		root = filepath.Dir(strings.TrimSpace(string(gomod)))
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/quorum")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -387,6 +397,15 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 	defer base.stop()
 	logf("%s: baseline serving on %s (pid %d); bodies %d and %d bytes", backend, base.base, base.cmd.Process.Pid, len(getBody), len(listBody))
 
+	var alt *child
+	if c.compareSrc != "" {
+		alt, err = startChild(ctx, "quorum-compare", bin+"-compare", d.serveArgs(), nil)
+		if err != nil {
+			return err
+		}
+		defer alt.stop()
+		logf("%s: comparison server (%s) serving on %s (pid %d)", backend, c.compareSrc, alt.base, alt.cmd.Process.Pid)
+	}
 	pairs := []struct {
 		endpoint         string
 		quorum, baseline target
@@ -398,11 +417,18 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 			target{"quorum", listURL, auth, int64(len(listBody))},
 			target{"net/http baseline", base.base + "/list", auth, int64(len(listBody))}},
 	}
-	type pooled struct{ q, b run }
+	type pooled struct{ q, b, a run }
 	results := make([]pooled, len(pairs))
+	altTarget := func(t target) []target {
+		if alt == nil {
+			return nil
+		}
+		u, _ := url.Parse(t.url)
+		return []target{{"quorum-compare", alt.base + u.RequestURI(), t.header, t.bytes}}
+	}
 	if c.warmup > 0 {
 		for _, p := range pairs {
-			for _, t := range []target{p.baseline, p.quorum} {
+			for _, t := range append([]target{p.baseline, p.quorum}, altTarget(p.quorum)...) {
 				if _, err := drive(ctx, client, t.url, t.header, c.conns, c.warmup, t.bytes); err != nil {
 					return fmt.Errorf("warm-up %s: %w", t.name, err)
 				}
@@ -411,13 +437,13 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 	}
 	for r := range c.rounds {
 		for i, p := range pairs {
-			order := []target{p.baseline, p.quorum}
+			order := append([]target{p.baseline, p.quorum}, altTarget(p.quorum)...)
 			if r%2 == 1 {
-				order = []target{p.quorum, p.baseline}
+				slices.Reverse(order)
 			}
 			for _, t := range order {
-				proc := srv
-				if t.name != "quorum" {
+				proc := map[string]*child{"quorum": srv, "quorum-compare": alt}[t.name]
+				if proc == nil {
 					proc = base
 				}
 				cpu0 := proc.cpu()
@@ -427,9 +453,12 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 				}
 				res.CPU = proc.cpu() - cpu0
 				logf("%s: round %d %-40s %-18s %8.0f req/s p50 %-9s p99 %-9s server CPU %3.0f%%", backend, r+1, p.endpoint, t.name, res.RPS(), fmtDur(res.Pct(50)), fmtDur(res.Pct(99)), res.cpuPct())
-				if t.name == "quorum" {
+				switch t.name {
+				case "quorum":
 					results[i].q.add(res)
-				} else {
+				case "quorum-compare":
+					results[i].a.add(res)
+				default:
 					results[i].b.add(res)
 				}
 			}
@@ -446,6 +475,9 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 		q, b := results[i].q, results[i].b
 		fmt.Printf("| %s | net/http baseline, same %d-byte body | %.0f | %s | %s | %d | %.0f%% | %.0f | 1 |\n", p.endpoint, p.quorum.bytes, b.RPS(), fmtDur(b.Pct(50)), fmtDur(b.Pct(99)), b.Requests, b.cpuPct(), b.cpuPerReq())
 		fmt.Printf("| %s | quorum (%s) | %.0f | %s | %s | %d | %.0f%% | %.0f | **%.2f** |\n", p.endpoint, backend, q.RPS(), fmtDur(q.Pct(50)), fmtDur(q.Pct(99)), q.Requests, q.cpuPct(), q.cpuPerReq(), q.RPS()/b.RPS())
+		if a := results[i].a; alt != nil {
+			fmt.Printf("| %s | quorum from %s (%s) | %.0f | %s | %s | %d | %.0f%% | %.0f | **%.2f** |\n", p.endpoint, c.compareSrc, backend, a.RPS(), fmtDur(a.Pct(50)), fmtDur(a.Pct(99)), a.Requests, a.cpuPct(), a.cpuPerReq(), a.RPS()/b.RPS())
+		}
 	}
 	fmt.Printf("\nServer CPU is the server process's user+system time over the run (200%% = both cores); with PostgreSQL the database's own processes come on top. Load average %s.\n", loadavg())
 	fmt.Printf("Every response was 200 with the expected body size. quorum server RSS: peak (VmHWM) %.1f MB, highest sampled VmRSS under load %.1f MB, at the end %.1f MB; baseline peak %.1f MB. Seeding %d reviews took %s. Server log lines about requests abandoned at the end of a timed run (\"context canceled\", logged as internal errors) hidden: %d.\n\n",

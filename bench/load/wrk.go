@@ -136,8 +136,11 @@ func wrkRuns(ctx context.Context, c config, backend string, q1, b1 target, e1 st
 	}
 	cmd := wrkCommand(c, q2)
 	for i, a := range cmd {
-		if strings.HasPrefix(a, "Authorization: ") {
-			cmd[i] = "'Authorization: Bearer $TOKEN'"
+		switch {
+		case strings.HasPrefix(a, "Authorization: "):
+			cmd[i] = `"Authorization: Bearer $TOKEN"`
+		case strings.HasPrefix(a, "http://"):
+			cmd[i] = "'" + a + "'"
 		}
 	}
 	if len(sockErrs) > 0 {
