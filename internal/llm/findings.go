@@ -1,0 +1,261 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// findingsSchema is the JSON schema of an answer. It keeps to the subset
+// OpenAI's strict structured outputs accept: every property required,
+// no additional properties, optional values as a union with null.
+var findingsSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "findings": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "path": {"type": "string", "description": "The file's path as shown after \"File:\"."},
+          "line": {"type": "integer", "description": "New-file number of the first line of the problem; 0 for the file as a whole."},
+          "end_line": {"type": "integer", "description": "New-file number of the last line of the problem; equal to line for one line."},
+          "severity": {"type": "string", "enum": ["critical", "high", "medium", "low", "info"]},
+          "category": {"type": "string", "enum": ["security", "logic", "performance", "tests", "maintainability"]},
+          "headline": {"type": "string", "description": "One line that names the problem."},
+          "body": {"type": "string", "description": "Why it matters and what to do."},
+          "suggested_replacement": {"type": ["string", "null"], "description": "The exact new text of lines line to end_line, or null."}
+        },
+        "required": ["path", "line", "end_line", "severity", "category", "headline", "body", "suggested_replacement"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["findings"],
+  "additionalProperties": false
+}`)
+
+// rawFinding is one finding as the model wrote it.
+type rawFinding struct {
+	Path                 string  `json:"path"`
+	Line                 int     `json:"line"`
+	EndLine              int     `json:"end_line"`
+	Severity             string  `json:"severity"`
+	Category             string  `json:"category"`
+	Headline             string  `json:"headline"`
+	Body                 string  `json:"body"`
+	SuggestedReplacement *string `json:"suggested_replacement"`
+}
+
+// parseAnswer reads the answer's JSON. A code fence around it (which some
+// local models add in json_object mode) is tolerated; an answer that is not
+// an object with a findings list is an error. A finding that does not
+// decode is skipped, not the whole answer.
+func parseAnswer(content string) ([]rawFinding, error) {
+	s := strings.TrimSpace(content)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```json")
+		s = strings.TrimPrefix(s, "```")
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	var top struct {
+		Findings *[]json.RawMessage `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(s), &top); err != nil {
+		return nil, fmt.Errorf("%w: answer is not JSON: %v", ErrMalformed, err)
+	}
+	if top.Findings == nil {
+		return nil, fmt.Errorf("%w: answer has no findings list", ErrMalformed)
+	}
+	var out []rawFinding
+	for _, m := range *top.Findings {
+		var f rawFinding
+		if json.Unmarshal(m, &f) == nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// findings turns the model's findings into the specialist's: those with an
+// unknown path, severity or category are dropped, and so are those that do
+// not touch a line the change added or modified (see docs/llm.md: a line
+// the model was not asked about is more likely a mistake than a file-level
+// remark worth keeping). Line 0 is kept as a file-level finding on a
+// changed file.
+func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFinding) []specialist.Finding {
+	var out []specialist.Finding
+	for _, r := range raws {
+		if r.Line < 0 {
+			continue
+		}
+		end := r.EndLine
+		if r.Line == 0 {
+			end = 0
+		} else if end < r.Line {
+			end = r.Line
+		}
+		f := specialist.Finding{
+			Rule:     "llm:" + e.name,
+			Category: r.Category,
+			Severity: r.Severity,
+			Path:     r.Path,
+			Line:     r.Line,
+			EndLine:  end,
+			Headline: strings.Join(strings.Fields(r.Headline), " "),
+			Body:     strings.TrimSpace(r.Body),
+			Engine:   specialist.EngineLLM,
+			Model:    e.cfg.Model,
+		}
+		if f.Validate() != nil {
+			continue
+		}
+		out = append(out, f)
+	}
+	out = specialist.OnChangedLines(c, out)
+	// Patches only for the findings that are kept: each reads a file.
+	for i := range out {
+		r := replacementFor(raws, out[i])
+		if r == nil || out[i].Line == 0 {
+			continue
+		}
+		head, err := c.ReadFile(ctx, out[i].Path)
+		if err != nil {
+			continue
+		}
+		out[i].SuggestedPatch = suggestedPatch(out[i].Path, head, out[i].Line, out[i].EndLine, *r)
+	}
+	return out
+}
+
+// replacementFor finds the suggested replacement of the raw finding f came
+// from.
+func replacementFor(raws []rawFinding, f specialist.Finding) *string {
+	for _, r := range raws {
+		if r.Path == f.Path && r.Line == f.Line && strings.Join(strings.Fields(r.Headline), " ") == f.Headline {
+			return r.SuggestedReplacement
+		}
+	}
+	return nil
+}
+
+// dedupe drops findings repeated across chunks and sorts by path and line.
+func dedupe(fs []specialist.Finding) []specialist.Finding {
+	type key struct {
+		path          string
+		line, endLine int
+		headline      string
+	}
+	seen := map[key]bool{}
+	out := fs[:0:0]
+	for _, f := range fs {
+		k := key{f.Path, f.Line, f.EndLine, f.Headline}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b specialist.Finding) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	return out
+}
+
+// contextLines is how many unchanged lines a suggested patch shows either
+// side of the replaced lines, as git does.
+const contextLines = 3
+
+// suggestedPatch returns a unified diff against head that replaces lines
+// line..end (1-based, inclusive) of path with replacement, or "" when the
+// lines are not in the file or the replacement changes nothing.
+func suggestedPatch(path string, head []byte, line, end int, replacement string) string {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return ""
+	}
+	lines := strings.SplitAfter(string(head), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if line < 1 || end < line || end > len(lines) {
+		return ""
+	}
+	eofNewline := strings.HasSuffix(string(head), "\n")
+	old := lines[line-1 : end]
+	// Keep the file's line endings: CRLF when the replaced lines use it.
+	eol := "\n"
+	if strings.HasSuffix(strings.TrimSuffix(old[len(old)-1], "\n"), "\r") {
+		eol = "\r\n"
+	}
+	var repl []string
+	if replacement != "" {
+		for l := range strings.SplitSeq(strings.TrimSuffix(replacement, "\n"), "\n") {
+			repl = append(repl, strings.TrimSuffix(l, "\r")+eol)
+		}
+	}
+	if slices.Equal(repl, stripLast(old, eofNewline, end == len(lines), eol)) {
+		return ""
+	}
+	before := lines[max(0, line-1-contextLines) : line-1]
+	after := lines[end:min(len(lines), end+contextLines)]
+	atEOF := end+len(after) == len(lines)
+
+	oldStart := line - len(before)
+	oldCount := len(before) + len(old) + len(after)
+	newCount := len(before) + len(repl) + len(after)
+	newStart := oldStart
+	if oldCount == 0 {
+		oldStart--
+	}
+	if newCount == 0 {
+		newStart--
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n", path, path, path, path)
+	fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", oldStart, oldCount, newStart, newCount)
+	// The file's final line, when it has no newline, is marked as git
+	// marks it; the replacement inherits the file's lack of one.
+	write := func(prefix string, ls []string, last bool) {
+		for i, l := range ls {
+			b.WriteString(prefix)
+			b.WriteString(l)
+			if !strings.HasSuffix(l, "\n") {
+				b.WriteString("\n")
+			}
+			if last && i == len(ls)-1 && !eofNewline {
+				b.WriteString("\\ No newline at end of file\n")
+			}
+		}
+	}
+	for _, l := range before {
+		write(" ", []string{l}, false)
+	}
+	write("-", old, atEOF && len(after) == 0)
+	if atEOF && len(after) == 0 && !eofNewline && len(repl) > 0 {
+		repl[len(repl)-1] = strings.TrimSuffix(repl[len(repl)-1], eol)
+	}
+	write("+", repl, atEOF && len(after) == 0)
+	write(" ", after, atEOF)
+	return b.String()
+}
+
+// stripLast returns old as the replacement would have to be written to
+// change nothing: with the file's last line's missing newline supplied.
+func stripLast(old []string, eofNewline, lastIsEOF bool, eol string) []string {
+	if eofNewline || !lastIsEOF {
+		return old
+	}
+	out := slices.Clone(old)
+	out[len(out)-1] += eol
+	return out
+}
