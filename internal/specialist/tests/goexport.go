@@ -1,0 +1,265 @@
+package tests
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// goBodies returns whether a line of a Go file lies inside a function
+// body; when the file does not parse, every line does.
+func goBodies(name, src string) func(int) bool {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return func(int) bool { return true }
+	}
+	type span struct{ from, to int }
+	var spans []span
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Body != nil {
+				spans = append(spans, span{fset.Position(n.Body.Lbrace).Line, fset.Position(n.Body.Rbrace).Line})
+			}
+			return false
+		case *ast.FuncLit:
+			spans = append(spans, span{fset.Position(n.Body.Lbrace).Line, fset.Position(n.Body.Rbrace).Line})
+			return false
+		}
+		return true
+	})
+	return func(line int) bool {
+		for _, s := range spans {
+			if line >= s.from && line <= s.to {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// export is an exported function or method a Go file declares.
+type export struct {
+	key  string // "Name" or "Recv.Name"
+	name string
+	line int
+}
+
+// interfaceMethods are methods that satisfy well-known interfaces: they
+// are exercised through the interface (fmt, json, sort, io, http), and a
+// test rarely names them.
+var interfaceMethods = []string{
+	"String", "GoString", "Error", "Unwrap", "Is", "As", "Format",
+	"MarshalJSON", "UnmarshalJSON", "MarshalText", "UnmarshalText", "MarshalBinary", "UnmarshalBinary",
+	"MarshalYAML", "UnmarshalYAML", "Scan", "Value", "LogValue",
+	"Len", "Less", "Swap", "Read", "Write", "Close", "ReadFrom", "WriteTo", "Seek",
+	"ServeHTTP", "RoundTrip", "Kind", "Timeout", "Temporary",
+}
+
+// goExports returns the exported functions and methods of exported types
+// that src declares, or nil when it does not parse. Package main exports
+// nothing.
+func goExports(name string, src []byte) []export {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil || f.Name.Name == "main" {
+		return nil
+	}
+	var out []export
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !fd.Name.IsExported() {
+			continue
+		}
+		e := export{key: fd.Name.Name, name: fd.Name.Name, line: fset.Position(fd.Name.Pos()).Line}
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			recv := recvType(fd.Recv.List[0].Type)
+			if recv == "" || !ast.IsExported(recv) || slices.Contains(interfaceMethods, fd.Name.Name) {
+				continue
+			}
+			e.key = recv + "." + fd.Name.Name
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func recvType(t ast.Expr) string {
+	switch t := t.(type) {
+	case *ast.StarExpr:
+		return recvType(t.X)
+	case *ast.IndexExpr:
+		return recvType(t.X)
+	case *ast.IndexListExpr:
+		return recvType(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
+}
+
+// untestedExports finds exported Go functions and methods the change adds
+// that no test of their package (nor any test the change touches) names.
+// Files with an untested-change finding are passed over: that finding
+// already says the file's new code has no test.
+func (r *review) untestedExports(skip map[string]bool) error {
+	byDir := map[string][]*file{}
+	for _, x := range r.files {
+		if x.eco.name != "go" || x.test || x.f.Status == change.StatusDeleted || skip[x.path] || !isSource(x.eco, x.path) {
+			continue
+		}
+		byDir[path.Dir(x.path)] = append(byDir[path.Dir(x.path)], x)
+	}
+	dirs := make([]string, 0, len(byDir))
+	for d := range byDir {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+
+	// The tests the change touches, anywhere: an export tested from
+	// another package's test counts.
+	var changedTests []string
+	for _, x := range r.files {
+		if x.eco.name == "go" && x.test && x.f.NewPath != "" {
+			changedTests = append(changedTests, x.f.NewPath)
+		}
+	}
+
+	for _, dir := range dirs {
+		var news []export
+		var owners []*file
+		for _, x := range byDir[dir] {
+			for _, e := range r.newExports(x) {
+				if x.f.Changed(e.line) {
+					news = append(news, e)
+					owners = append(owners, x)
+				}
+			}
+		}
+		if len(news) == 0 {
+			continue
+		}
+		tests, known, err := r.packageTests(dir)
+		if err != nil {
+			return err
+		}
+		if !known {
+			continue // the package's other tests cannot be seen: say nothing
+		}
+		for _, p := range changedTests {
+			if !slices.Contains(tests, p) {
+				tests = append(tests, p)
+			}
+		}
+		var srcs []string
+		for _, p := range tests {
+			data, err := r.c.ReadFile(r.ctx, p)
+			if err != nil {
+				if r.ctx.Err() != nil {
+					return r.ctx.Err()
+				}
+				continue
+			}
+			srcs = append(srcs, string(data))
+		}
+		for i, e := range news {
+			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.name) + `\b`)
+			if slices.ContainsFunc(srcs, re.MatchString) {
+				continue
+			}
+			what := "function " + e.name
+			if e.key != e.name {
+				what = "method " + e.key
+			}
+			r.add(specialist.Finding{
+				Rule: RuleUntestedExport, Severity: sevExport, Path: owners[i].path, Line: e.line,
+				Headline: fmt.Sprintf("New exported %s is not used by any test", what),
+				Body: fmt.Sprintf("No test of package %s refers to %s, so nothing checks what it does. "+
+					"Add a test that calls it, in %s.", dirName(owners[i].path), e.name, suggestTest(owners[i].eco, owners[i].path)),
+			})
+		}
+	}
+	return nil
+}
+
+// newExports returns the exports of a Go file at head that it did not
+// have at base.
+func (r *review) newExports(x *file) []export {
+	if x.head == nil {
+		return nil
+	}
+	head := goExports(x.path, []byte(strings.Join(x.head, "\n")))
+	if x.f.OldPath == "" || len(head) == 0 {
+		return head
+	}
+	base := x.base
+	if base == nil {
+		data, err := r.c.ReadFileAt(r.ctx, r.c.BaseSHA, x.f.OldPath)
+		if err != nil {
+			return nil
+		}
+		base = strings.Split(string(data), "\n")
+	}
+	old := map[string]bool{}
+	for _, e := range goExports(x.f.OldPath, []byte(strings.Join(base, "\n"))) {
+		old[e.key] = true
+	}
+	var out []export
+	for _, e := range head {
+		if !old[e.key] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// packageTests returns the paths of the _test.go files in dir at head, and
+// whether that list is complete: with a Lister it is; without one, only
+// for a directory the change creates, whose files are all in the change.
+func (r *review) packageTests(dir string) ([]string, bool, error) {
+	isTest := func(p string) bool { return path.Dir(p) == dir && strings.HasSuffix(p, "_test.go") }
+	if r.lister != nil {
+		files, err := r.lister.ListFiles(r.ctx, r.c.HeadSHA, dir)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return nil, false, r.ctx.Err()
+			}
+			return nil, false, nil
+		}
+		var out []string
+		for _, p := range files {
+			if isTest(p) {
+				out = append(out, p)
+			}
+		}
+		return out, true, nil
+	}
+	if dir == "." {
+		return nil, false, nil
+	}
+	existed, err := r.exists(r.c.BaseSHA, dir)
+	if err != nil || existed {
+		return nil, false, err
+	}
+	var out []string
+	for _, f := range r.c.Files {
+		if isTest(f.NewPath) {
+			out = append(out, f.NewPath)
+		}
+	}
+	for _, s := range r.c.Skipped {
+		if isTest(s.File.NewPath) {
+			out = append(out, s.File.NewPath)
+		}
+	}
+	return out, true, nil
+}

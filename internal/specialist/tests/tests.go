@@ -1,0 +1,757 @@
+// Package tests is the built-in engine of the tests specialist: from the
+// diff alone, in any language, it finds source changed with no test
+// changed, tests deleted, skips and focused tests added, assertions
+// removed, and, for Go, new exported functions that no test refers to.
+//
+// It runs nothing and needs no toolchain: it reads the diff and files at
+// base and head, masks comments and string literals out of the code before
+// matching (so a test that merely mentions "skip" is not a skip), and
+// follows each ecosystem's naming conventions for where tests live.
+// Precision comes first: where the conventions leave room for doubt (code
+// that is wiring, documentation, test support; a test moved rather than
+// deleted; a test removed with the code it tested), it says nothing.
+package tests
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// Rules of the findings.
+const (
+	RuleUntestedChange   = "quorum:untested-change"
+	RuleTestDeleted      = "quorum:test-deleted"
+	RuleSkipAdded        = "quorum:test-skip-added"
+	RuleAssertionRemoved = "quorum:assertion-removed"
+	RuleUntestedExport   = "quorum:untested-export"
+)
+
+// Thresholds of the untested-change check: fewer added lines of logic are
+// a tiny change; more make a larger one.
+const (
+	minLogicLines    = 8
+	mediumLogicLines = 40
+)
+
+// DirLister lists a directory of the repository at a revision. The
+// untested-export check needs it to see the tests of a package the change
+// does not touch; without one it checks only packages the change creates.
+type DirLister interface {
+	// ListFiles returns the paths, from the repository's root, of the
+	// files directly in dir at rev.
+	ListFiles(ctx context.Context, rev, dir string) ([]string, error)
+}
+
+// Specialist is the built-in tests specialist.
+type Specialist struct {
+	// Lister, when set, lets the untested-export check read the tests of
+	// packages the change does not create.
+	Lister DirLister
+}
+
+var _ specialist.Specialist = (*Specialist)(nil)
+
+// New returns the built-in tests specialist.
+func New() *Specialist { return &Specialist{} }
+
+// Name is "tests".
+func (s *Specialist) Name() string { return specialist.Tests }
+
+// Review returns the specialist's findings on c.
+func (s *Specialist) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	r := &review{ctx: ctx, c: c, lister: s.Lister}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	r.index()
+	for _, x := range r.files {
+		r.skips(x)
+		r.deletedTests(x)
+		r.removedAssertions(x)
+	}
+	untested := r.untestedChanges()
+	if err := r.untestedExports(untested); err != nil {
+		return nil, err
+	}
+	fs := specialist.OnChangedLines(c, r.findings)
+	slices.SortStableFunc(fs, func(a, b specialist.Finding) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Rule, b.Rule))
+	})
+	return fs, nil
+}
+
+// review is one run of the specialist over a change.
+type review struct {
+	ctx    context.Context
+	c      *change.Change
+	lister DirLister
+	files  []*file
+
+	// addedTests are the names of tests the change adds, per ecosystem;
+	// removedCode the functions it removes from source, by subject.
+	addedTests  map[*ecosystem]map[string]bool
+	removedCode map[*ecosystem]map[string]bool
+	// testedDirs are the directories with a test the change adds to or
+	// edits; testedAny the ecosystems with such a test anywhere.
+	testedDirs map[string]bool
+	testedAny  map[*ecosystem]bool
+
+	findings []specialist.Finding
+}
+
+// file is a changed file of an ecosystem, with its lines at base and head
+// as they are and masked.
+type file struct {
+	f              *change.File
+	eco            *ecosystem
+	path           string
+	test           bool
+	head, headMask []string
+	base, baseMask []string
+	// headTestFrom and baseTestFrom are, for Rust, the line of the first
+	// #[cfg(test)]: the lines after it are unit tests. 0 for none.
+	headTestFrom, baseTestFrom int
+}
+
+func (r *review) load() error {
+	for _, f := range r.c.Files {
+		eco := ecosystemOf(f.Path())
+		if eco == nil || f.Binary {
+			continue
+		}
+		x := &file{f: f, eco: eco, path: f.Path(), test: eco.isTest(f.Path())}
+		var hasAdded, hasDeleted bool
+		for _, h := range f.Hunks {
+			for _, l := range h.Lines {
+				hasAdded = hasAdded || l.Kind == change.KindAdded
+				hasDeleted = hasDeleted || l.Kind == change.KindDeleted
+			}
+		}
+		var err error
+		if hasAdded && f.NewPath != "" {
+			if x.head, x.headMask, err = r.read(r.c.HeadSHA, f.NewPath, eco); err != nil {
+				return err
+			}
+		}
+		if (hasDeleted || f.Status == change.StatusDeleted) && f.OldPath != "" {
+			if x.base, x.baseMask, err = r.read(r.c.BaseSHA, f.OldPath, eco); err != nil {
+				return err
+			}
+		}
+		if eco.name == "rust" {
+			x.headTestFrom, x.baseTestFrom = cfgTestLine(x.headMask), cfgTestLine(x.baseMask)
+		}
+		r.files = append(r.files, x)
+	}
+	return nil
+}
+
+// read returns a file's lines at rev and their masked form. A file that
+// cannot be read (too large, say) gives no lines: lines are then masked
+// one by one, without what comes before them.
+func (r *review) read(rev, p string, eco *ecosystem) (raw, masked []string, err error) {
+	data, err := r.c.ReadFileAt(r.ctx, rev, p)
+	if err != nil {
+		if ctxErr := r.ctx.Err(); ctxErr != nil {
+			return nil, nil, ctxErr
+		}
+		return nil, nil, nil
+	}
+	src := string(data)
+	return strings.Split(src, "\n"), mask(src, eco.syntax), nil
+}
+
+var reCfgTest = regexp.MustCompile(`#\[cfg\(test\)\]`)
+
+func cfgTestLine(masked []string) int {
+	for i, l := range masked {
+		if reCfgTest.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// line returns a diff line's text and its masked form, from the file's
+// side it belongs to.
+func (x *file) line(l change.Line) (raw, masked string) {
+	lines, maskd, n := x.head, x.headMask, l.NewNumber
+	if l.Kind == change.KindDeleted {
+		lines, maskd, n = x.base, x.baseMask, l.OldNumber
+	}
+	if n >= 1 && n <= len(maskd) && n <= len(lines) && strings.TrimSuffix(lines[n-1], "\r") == strings.TrimSuffix(l.Text, "\r") {
+		return l.Text, maskd[n-1]
+	}
+	return l.Text, mask(l.Text, x.eco.syntax)[0]
+}
+
+// inTest reports whether a diff line is test code: in a test file, or in a
+// Rust file's #[cfg(test)] part.
+func (x *file) inTest(l change.Line) bool {
+	if x.test {
+		return true
+	}
+	if l.Kind == change.KindDeleted {
+		return x.baseTestFrom > 0 && l.OldNumber > x.baseTestFrom
+	}
+	return x.headTestFrom > 0 && l.NewNumber > x.headTestFrom
+}
+
+// index gathers what the checks compare across files: tests added,
+// source functions removed, where tests changed.
+func (r *review) index() {
+	r.addedTests = map[*ecosystem]map[string]bool{}
+	r.removedCode = map[*ecosystem]map[string]bool{}
+	r.testedDirs = map[string]bool{}
+	r.testedAny = map[*ecosystem]bool{}
+	addedCode := map[*ecosystem]map[string]bool{}
+	for _, x := range r.files {
+		for _, name := range x.testNames(x.f.Hunks, change.KindAdded) {
+			setAdd(r.addedTests, x.eco, name)
+		}
+		for _, h := range x.f.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == change.KindContext {
+					continue
+				}
+				raw, masked := x.line(l)
+				if x.inTest(l) {
+					if l.Kind == change.KindAdded && isLogic(masked) {
+						r.testedDirs[path.Dir(x.path)] = true
+						r.testedAny[x.eco] = true
+					}
+					continue
+				}
+				name, ok := declName(x.eco.sourceDecl, raw, masked)
+				if !ok || name == "" {
+					continue
+				}
+				if l.Kind == change.KindAdded {
+					setAdd(addedCode, x.eco, subject(name))
+				} else {
+					setAdd(r.removedCode, x.eco, subject(name))
+				}
+			}
+		}
+	}
+	for eco, names := range addedCode {
+		for n := range names {
+			delete(r.removedCode[eco], n)
+		}
+	}
+}
+
+func setAdd(m map[*ecosystem]map[string]bool, eco *ecosystem, v string) {
+	if m[eco] == nil {
+		m[eco] = map[string]bool{}
+	}
+	m[eco][v] = true
+}
+
+// declName matches re against the masked line and reads the name from the
+// original at the same place: masking blanks the name of a JS test, which
+// is a string.
+func declName(re *regexp.Regexp, raw, masked string) (string, bool) {
+	m := re.FindStringIndex(masked)
+	if m == nil {
+		return "", false
+	}
+	if len(raw) != len(masked) {
+		return matchName(re, masked)
+	}
+	return matchName(re, raw[m[0]:])
+}
+
+// testNames returns the names of the tests declared on the hunks' lines
+// of kind (added or deleted), in test code.
+func (x *file) testNames(hunks []change.Hunk, kind change.Kind) []string {
+	var names []string
+	for _, h := range hunks {
+		for i, l := range h.Lines {
+			if l.Kind != kind || !x.inTest(l) {
+				continue
+			}
+			raw, masked := x.line(l)
+			if x.eco.testDecl != nil {
+				if name, ok := declName(x.eco.testDecl, raw, masked); ok && name != "" && name != "TestMain" {
+					names = append(names, name)
+				}
+			}
+			if x.eco.testAttr != nil && x.eco.testAttr.MatchString(masked) {
+				// The declaration follows the annotation, on a line of
+				// the same side of the diff.
+				for j := i + 1; j < len(h.Lines) && j <= i+6; j++ {
+					n := h.Lines[j]
+					if n.Kind != kind && n.Kind != change.KindContext {
+						continue
+					}
+					nraw, nmasked := x.line(n)
+					if name, ok := declName(x.eco.declName, nraw, nmasked); ok && name != "" {
+						names = append(names, name)
+						break
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// deletedFileTests returns the names of the tests in a deleted file.
+func (x *file) deletedFileTests() []string {
+	var names []string
+	for i, masked := range x.baseMask {
+		raw := x.base[i]
+		if x.eco.testDecl != nil {
+			if name, ok := declName(x.eco.testDecl, raw, masked); ok && name != "" && name != "TestMain" {
+				names = append(names, name)
+			}
+		}
+		if x.eco.testAttr != nil && x.eco.testAttr.MatchString(masked) {
+			for j := i + 1; j < len(x.baseMask) && j <= i+6; j++ {
+				if name, ok := declName(x.eco.declName, x.base[j], x.baseMask[j]); ok && name != "" {
+					names = append(names, name)
+					break
+				}
+			}
+		}
+	}
+	return names
+}
+
+func (r *review) add(f specialist.Finding) {
+	f.Category = specialist.CategoryTests
+	f.Engine = specialist.EngineBuiltin
+	if f.EndLine < f.Line {
+		f.EndLine = f.Line
+	}
+	r.findings = append(r.findings, f)
+}
+
+// reShort matches the guard of a test skipped in -short mode, Go's
+// sanctioned way of keeping slow tests out of quick runs.
+var reShort = regexp.MustCompile(`\btesting\.Short\(\)`)
+
+// reCondition matches a line that opens a condition the next line runs
+// under, or a Ruby skip with a trailing condition.
+var reCondition = regexp.MustCompile(`^\s*(\}\s*else\s+)?(if|elif|else|unless|when)\b|\b(if|unless)\b`)
+
+// skips finds skips and focused tests added to test code.
+func (r *review) skips(x *file) {
+	for _, h := range x.f.Hunks {
+		for i, l := range h.Lines {
+			if l.Kind != change.KindAdded || !(x.inTest(l) || x.eco.name == "rust") {
+				continue
+			}
+			_, masked := x.line(l)
+			for _, rule := range x.eco.skips {
+				m := rule.re.FindStringIndex(masked)
+				if m == nil {
+					continue
+				}
+				what := strings.TrimSpace(strings.TrimRight(masked[m[0]:m[1]], "(["))
+				if rule.focus {
+					r.add(specialist.Finding{
+						Rule: RuleSkipAdded, Severity: sevFocus, Path: x.path, Line: l.NewNumber,
+						Headline: fmt.Sprintf("Focused test (%s) left in: every other test stops running", what),
+						Body: fmt.Sprintf("`%s` makes the runner run only the focused tests and silently skip the rest, "+
+							"so the suite passes while checking almost nothing. Remove the focus before merging.", what),
+					})
+					break
+				}
+				prev := previousCode(x, h, i)
+				if rule.imperative && (reShort.MatchString(masked) || reShort.MatchString(prev)) {
+					break // skipped in -short mode only; the full run still has it
+				}
+				conditional := rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
+					reCondition.MatchString(masked[m[1]:]))
+				f := specialist.Finding{
+					Rule: RuleSkipAdded, Severity: sevSkip, Path: x.path, Line: l.NewNumber,
+					Headline: fmt.Sprintf("Test skip added (%s): the test no longer runs", what),
+					Body: "What this test checked is no longer checked, and nothing will fail to remind anyone. " +
+						"If the test is broken, fix it or the code under test; if it must stay skipped for now, " +
+						"give the reason in the skip and link an issue for turning it back on.",
+				}
+				if conditional {
+					f.Severity = specialist.SeverityLow
+					f.Headline = fmt.Sprintf("Conditional test skip added (%s)", what)
+					f.Body = "The test is skipped when this condition holds. Make sure it holds only where the test " +
+						"truly cannot run (a missing tool or service), and that CI still runs the test."
+				}
+				r.add(f)
+				break
+			}
+		}
+	}
+}
+
+// previousCode returns the masked text of the nearest non-blank line
+// before the i-th of the hunk on the head side.
+func previousCode(x *file, h change.Hunk, i int) string {
+	for j := i - 1; j >= 0; j-- {
+		l := h.Lines[j]
+		if l.Kind == change.KindDeleted {
+			continue
+		}
+		_, masked := x.line(l)
+		if strings.TrimSpace(masked) != "" {
+			return masked
+		}
+	}
+	return ""
+}
+
+// deletedTests finds tests removed without coming back elsewhere in the
+// change, when the code they tested stays.
+func (r *review) deletedTests(x *file) {
+	if x.f.Status == change.StatusDeleted {
+		if !x.test {
+			return
+		}
+		names := r.gone(x, x.deletedFileTests())
+		if len(names) == 0 || r.sourceDeletedWith(x) {
+			return
+		}
+		r.add(specialist.Finding{
+			Rule: RuleTestDeleted, Severity: sevDeleted, Path: x.path,
+			Headline: fmt.Sprintf("Test file deleted with %s", countTests(names)),
+			Body: fmt.Sprintf("The change deletes %s and its tests (%s), and they do not reappear elsewhere, "+
+				"while the code they tested stays. Keep the tests, move them, or say in the description why "+
+				"that behavior no longer needs checking.", x.path, list(names)),
+		})
+		return
+	}
+	if x.f.Status == change.StatusAdded {
+		return
+	}
+	// A hunk that declares as many tests as it removes renames them.
+	var removed []string
+	for _, h := range x.f.Hunks {
+		gone := x.testNames([]change.Hunk{h}, change.KindDeleted)
+		if len(gone) > len(x.testNames([]change.Hunk{h}, change.KindAdded)) {
+			removed = append(removed, gone...)
+		}
+	}
+	names := r.gone(x, removed)
+	if len(names) == 0 {
+		return
+	}
+	headline := fmt.Sprintf("Test %s removed", names[0])
+	if len(names) > 1 {
+		headline = fmt.Sprintf("%d tests removed: %s", len(names), list(names))
+	}
+	r.add(specialist.Finding{
+		Rule: RuleTestDeleted, Severity: sevDeleted, Path: x.path,
+		Headline: headline,
+		Body: "The change deletes these tests and does not add them back elsewhere, while the code they " +
+			"tested stays. Keep them, or replace them with tests of the new behavior; if they were " +
+			"obsolete, say why in the description.",
+	})
+}
+
+// gone returns the names of removed tests that the change does not add
+// back (moved or renamed within the change) and whose subject it does not
+// remove as well (a test deleted with its function is a clean-up).
+func (r *review) gone(x *file, removed []string) []string {
+	var out []string
+	for _, n := range removed {
+		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// sourceDeletedWith reports whether the change deletes the source a
+// deleted test file tested: a file of the same subject, or for Go any
+// source of the same package.
+func (r *review) sourceDeletedWith(x *file) bool {
+	for _, y := range r.files {
+		if y.f.Status != change.StatusDeleted || y.test || y.eco != x.eco {
+			continue
+		}
+		if subject(y.path) == subject(x.path) || (x.eco.name == "go" && path.Dir(y.path) == path.Dir(x.path)) {
+			return true
+		}
+	}
+	return false
+}
+
+func countTests(names []string) string {
+	if len(names) == 1 {
+		return "1 test"
+	}
+	return fmt.Sprintf("%d tests", len(names))
+}
+
+// list names at most five things.
+func list(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}
+
+// removedAssertions finds hunks of test code that lose assertions without
+// gaining comparable ones.
+func (r *review) removedAssertions(x *file) {
+	if x.f.Status == change.StatusDeleted || x.f.Status == change.StatusAdded || x.eco.assert == nil {
+		return
+	}
+	type hunkCount struct {
+		h              change.Hunk
+		removed, added int
+		firstRemoved   int
+		first          string
+	}
+	var counts []hunkCount
+	total := 0
+	for _, h := range x.f.Hunks {
+		hc := hunkCount{h: h, firstRemoved: -1}
+		inRemovedTest := x.removedTestLines(h)
+		for i, l := range h.Lines {
+			if l.Kind == change.KindContext || !x.inTest(l) || inRemovedTest[i] {
+				continue
+			}
+			raw, masked := x.line(l)
+			if !x.eco.assert.MatchString(masked) {
+				continue
+			}
+			if l.Kind == change.KindAdded {
+				hc.added++
+				continue
+			}
+			hc.removed++
+			if hc.firstRemoved < 0 {
+				hc.firstRemoved, hc.first = i, strings.TrimSpace(raw)
+			}
+		}
+		total += hc.removed - hc.added
+		counts = append(counts, hc)
+	}
+	if total <= 0 {
+		return // assertions moved within the file, or rewritten
+	}
+	fileLevel := 0
+	for _, hc := range counts {
+		net := hc.removed - hc.added
+		if net <= 0 {
+			continue
+		}
+		line := nearestAdded(hc.h, hc.firstRemoved)
+		if line == 0 {
+			fileLevel += net
+			continue
+		}
+		r.add(specialist.Finding{
+			Rule: RuleAssertionRemoved, Severity: sevAssert, Path: x.path, Line: line,
+			Headline: assertHeadline(net, hc.first),
+			Body:     assertBody(net),
+		})
+	}
+	if fileLevel > 0 {
+		r.add(specialist.Finding{
+			Rule: RuleAssertionRemoved, Severity: sevAssert, Path: x.path,
+			Headline: assertHeadline(fileLevel, ""),
+			Body:     assertBody(fileLevel),
+		})
+	}
+}
+
+func assertHeadline(n int, first string) string {
+	if n == 1 && first != "" {
+		if len(first) > 80 {
+			first = first[:77] + "..."
+		}
+		return "Assertion removed: " + first
+	}
+	if n == 1 {
+		return "An assertion was removed from this test file"
+	}
+	return fmt.Sprintf("%d assertions removed with nothing comparable added", n)
+}
+
+func assertBody(n int) string {
+	what := "an assertion"
+	if n > 1 {
+		what = fmt.Sprintf("%d assertions", n)
+	}
+	return fmt.Sprintf("The change deletes %s from a test and adds nothing comparable in its place, so the test "+
+		"now accepts behavior it used to reject. If the assertion was wrong, replace it with the right one; "+
+		"if the behavior it checked changed on purpose, assert the new behavior.", what)
+}
+
+// removedTestLines marks the lines of a hunk that belong to a removed
+// test: in a run of deleted lines, those from the test's declaration on.
+// Their assertions go with the test, which the test-deleted check
+// reports; the lines before the declaration end the test above it.
+func (x *file) removedTestLines(h change.Hunk) map[int]bool {
+	marks := map[int]bool{}
+	for i := 0; i < len(h.Lines); {
+		if h.Lines[i].Kind != change.KindDeleted {
+			i++
+			continue
+		}
+		j, decl := i, -1
+		for ; j < len(h.Lines) && h.Lines[j].Kind == change.KindDeleted; j++ {
+			if decl >= 0 {
+				continue
+			}
+			raw, masked := x.line(h.Lines[j])
+			if x.eco.testDecl != nil {
+				if _, ok := declName(x.eco.testDecl, raw, masked); ok {
+					decl = j
+				}
+			}
+			if x.eco.testAttr != nil && x.eco.testAttr.MatchString(masked) {
+				decl = j
+			}
+		}
+		for k := max(decl, 0); decl >= 0 && k < j; k++ {
+			marks[k] = true
+		}
+		i = j
+	}
+	return marks
+}
+
+// nearestAdded returns the new-file number of the added line nearest to
+// the i-th line of the hunk, or 0 when the hunk adds none.
+func nearestAdded(h change.Hunk, i int) int {
+	best, dist := 0, -1
+	for j, l := range h.Lines {
+		if l.Kind != change.KindAdded {
+			continue
+		}
+		d := max(j-i, i-j)
+		if dist < 0 || d < dist {
+			best, dist = l.NewNumber, d
+		}
+	}
+	return best
+}
+
+// untestedChanges finds source files with added logic and no test change
+// where the ecosystem keeps their tests; it returns their paths.
+func (r *review) untestedChanges() map[string]bool {
+	out := map[string]bool{}
+	for _, x := range r.files {
+		if x.f.Status == change.StatusDeleted || !isSource(x.eco, x.path) {
+			continue
+		}
+		covered := r.testedAny[x.eco]
+		where := "a test"
+		switch x.eco.name {
+		case "go":
+			covered = r.testedDirs[path.Dir(x.path)]
+			where = "no _test.go file in " + dirName(x.path)
+		case "rust":
+			where = "no #[cfg(test)] module or tests/ file"
+		default:
+			where = "no " + x.eco.name + " test file"
+		}
+		if covered {
+			continue
+		}
+		n := r.logicLines(x)
+		if n < minLogicLines {
+			continue
+		}
+		sev := sevUntested
+		if n >= mediumLogicLines {
+			sev = specialist.SeverityMedium
+		}
+		out[x.path] = true
+		r.add(specialist.Finding{
+			Rule: RuleUntestedChange, Severity: sev, Path: x.path,
+			Headline: fmt.Sprintf("%d lines of new logic in %s, and no test changed", n, path.Base(x.path)),
+			Body: fmt.Sprintf("The change adds %d lines of logic to %s, and %s changes with it. "+
+				"Add or update a test (%s) that exercises the new behavior, or say in the description why none is needed.",
+				n, x.path, where, suggestTest(x.eco, x.path)),
+		})
+	}
+	return out
+}
+
+func dirName(p string) string {
+	if d := path.Dir(p); d != "." {
+		return d + "/"
+	}
+	return "the repository's root"
+}
+
+// suggestTest names where the ecosystem would keep the test of p.
+func suggestTest(eco *ecosystem, p string) string {
+	dir, base := path.Dir(p), path.Base(p)
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	join := func(elem ...string) string { return path.Join(append([]string{dir}, elem...)...) }
+	switch eco.name {
+	case "go":
+		return join(stem + "_test.go")
+	case "python":
+		return "test_" + stem + ".py, under tests/ or beside it"
+	case "javascript":
+		return join(stem + ".test" + path.Ext(base))
+	case "jvm":
+		return strings.Replace(join(stem+"Test"+path.Ext(base)), "src/main/", "src/test/", 1)
+	case "ruby":
+		return "spec/.../" + stem + "_spec.rb or test/.../" + stem + "_test.rb"
+	case "rust":
+		return "a #[cfg(test)] module in " + base + " or a file under tests/"
+	case "csharp":
+		return stem + "Tests.cs in the test project"
+	}
+	return "a test"
+}
+
+// logicLines counts the lines of logic the change adds to a source file:
+// code, not comments, imports or brackets, and for Go only inside
+// function bodies (a new type or constant is not logic to test).
+func (r *review) logicLines(x *file) int {
+	var inBody func(int) bool
+	if x.eco.name == "go" {
+		inBody = goBodies(x.path, strings.Join(x.head, "\n"))
+	}
+	n := 0
+	for _, h := range x.f.Hunks {
+		for _, l := range h.Lines {
+			if l.Kind != change.KindAdded || x.inTest(l) {
+				continue
+			}
+			if _, masked := x.line(l); !isLogic(masked) {
+				continue
+			}
+			if inBody != nil && !inBody(l.NewNumber) {
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// exists reports whether p exists at rev, file or directory.
+func (r *review) exists(rev, p string) (bool, error) {
+	_, err := r.c.ReadFileAt(r.ctx, rev, p)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case r.ctx.Err() != nil:
+		return false, r.ctx.Err()
+	}
+	// Anything else (a directory, a file too large) is there.
+	return true, nil
+}
