@@ -1,0 +1,278 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// excerptContext is how many lines an excerpt shows either side of a finding.
+const excerptContext = 3
+
+// synthesis is what synthesize makes of the specialists' findings.
+type synthesis struct {
+	verdict  string
+	findings []review.Finding // ranked, capped
+	total    int              // findings before the cap
+	dropped  Dropped
+}
+
+// candidate is a finding on its way into the review.
+type candidate struct {
+	specialist.Finding
+	specialist string
+	also       []string // "tests (quorum:untested-change)": others that found it
+}
+
+func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts Options, now time.Time) synthesis {
+	var s synthesis
+	var cands []candidate
+	for _, o := range outcomes {
+		if o.Err != nil {
+			continue
+		}
+		var valid []specialist.Finding
+		for _, f := range o.Findings {
+			if f.Validate() != nil {
+				s.dropped.Invalid++
+				continue
+			}
+			valid = append(valid, f)
+		}
+		kept := specialist.OnChangedLines(c, valid)
+		s.dropped.OffChange += len(valid) - len(kept)
+		for _, f := range kept {
+			cands = append(cands, candidate{Finding: f, specialist: o.Specialist})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		return cmp.Or(
+			cmp.Compare(specialist.SeverityRank(a.Severity), specialist.SeverityRank(b.Severity)),
+			cmp.Compare(a.Path, b.Path),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.EndLine, b.EndLine),
+		)
+	})
+
+	// Merge: the most severe report of a problem is kept (candidates are
+	// ranked), and the others that found it are named in its body.
+	var merged []*candidate
+	for i := range cands {
+		cd := &cands[i]
+		if k := slices.IndexFunc(merged, func(k *candidate) bool { return sameProblem(k.Finding, cd.Finding) }); k >= 0 {
+			s.dropped.Merged++
+			keep := merged[k]
+			if cd.specialist != keep.specialist {
+				note := cd.specialist
+				if cd.Rule != keep.Rule {
+					note += " (" + cd.Rule + ")"
+				}
+				if !slices.Contains(keep.also, note) {
+					keep.also = append(keep.also, note)
+				}
+			}
+			continue
+		}
+		merged = append(merged, cd)
+	}
+
+	src := newSource(ctx, c)
+	blocking := specialist.SeverityRank(opts.BlockingSeverity)
+	s.verdict = review.VerdictApprove
+	seen := map[string]int{}
+	for _, cd := range merged {
+		if specialist.SeverityRank(cd.Severity) <= blocking {
+			s.verdict = review.VerdictRequestChanges
+		} else if s.verdict == review.VerdictApprove {
+			s.verdict = review.VerdictComment
+		}
+		lines := src.lines(cd.Path)
+		fp := Fingerprint(cd.Rule, cd.Path, lines, cd.Line)
+		// Two findings of one rule on one line of identical code would
+		// share a fingerprint: number the later ones, in rank order.
+		if n := seen[fp]; n > 0 {
+			seen[fp]++
+			fp = fingerprintHash(fmt.Sprintf("%s#%d", fp, n+1))
+		} else {
+			seen[fp] = 1
+		}
+		body := cd.Body
+		if len(cd.also) > 0 {
+			body = strings.TrimSpace(body + "\n\nAlso found by " + strings.Join(cd.also, ", ") + ".")
+		}
+		var patch *string
+		if cd.SuggestedPatch != "" {
+			p := cd.SuggestedPatch
+			patch = &p
+		}
+		s.findings = append(s.findings, review.Finding{
+			ID:             id.New(id.Finding, now),
+			Specialist:     cd.specialist,
+			Category:       cd.Category,
+			Severity:       cd.Severity,
+			Path:           cd.Path,
+			Line:           cd.Line,
+			EndLine:        max(cd.EndLine, cd.Line),
+			Headline:       cd.Headline,
+			Body:           body,
+			SuggestedPatch: patch,
+			Fingerprint:    fp,
+			Engine:         cd.Engine,
+			Rule:           cd.Rule,
+			Model:          cd.Model,
+			DetectedAt:     now,
+			Excerpt:        excerptOf(cd.Finding, lines),
+		})
+	}
+	s.total = len(s.findings)
+	if len(s.findings) > opts.MaxFindings {
+		s.dropped.Capped = len(s.findings) - opts.MaxFindings
+		s.findings = s.findings[:opts.MaxFindings]
+	}
+	if s.findings == nil {
+		s.findings = []review.Finding{}
+	}
+	return s
+}
+
+// sameProblem reports whether two findings are one problem found twice:
+// the same file, overlapping lines (or both on the file as a whole), and the
+// same rule or near-identical headlines.
+func sameProblem(a, b specialist.Finding) bool {
+	if a.Path != b.Path {
+		return false
+	}
+	if (a.Line == 0) != (b.Line == 0) {
+		return false
+	}
+	if a.Line > 0 && (max(a.EndLine, a.Line) < b.Line || max(b.EndLine, b.Line) < a.Line) {
+		return false
+	}
+	return a.Rule == b.Rule || nearlySame(a.Headline, b.Headline)
+}
+
+// nearlySame compares headlines by their words, case and punctuation aside:
+// equal, or sharing at least 80% of their distinct words (Jaccard).
+func nearlySame(a, b string) bool {
+	wa, wb := words(a), words(b)
+	if len(wa) == 0 || len(wb) == 0 {
+		return false
+	}
+	common := 0
+	for w := range wa {
+		if wb[w] {
+			common++
+		}
+	}
+	union := len(wa) + len(wb) - common
+	return common*5 >= union*4
+}
+
+func words(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		out[w] = true
+	}
+	return out
+}
+
+// Fingerprint identifies a finding by its content, not its position: the
+// rule, the path, and the flagged line with one line either side, each with
+// its whitespace collapsed (so re-indenting does not change it). The same
+// problem keeps its fingerprint when code above it moves it to another line.
+// lines are the file's lines at head; line 0 is the file as a whole.
+func Fingerprint(rule, path string, lines []string, line int) string {
+	var b strings.Builder
+	b.WriteString(rule)
+	b.WriteByte(0)
+	b.WriteString(path)
+	b.WriteByte(0)
+	if line > 0 {
+		for l := line - 1; l <= line+1; l++ {
+			if l >= 1 && l <= len(lines) {
+				b.WriteString(strings.Join(strings.Fields(lines[l-1]), " "))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return fingerprintHash(b.String())
+}
+
+func fingerprintHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// secretRulePrefix marks the secret scanner's findings: their excerpt would
+// show the secret that the finding itself is careful to redact, so they
+// have none (a private key spans many lines, so blanking the flagged line
+// would not be enough).
+const secretRulePrefix = "gitleaks:"
+
+func excerptOf(f specialist.Finding, lines []string) review.Excerpt {
+	if strings.HasPrefix(f.Rule, secretRulePrefix) {
+		return review.Excerpt{Path: f.Path, Lines: []review.Line{}}
+	}
+	return excerpt(f.Path, lines, f.Line, max(f.EndLine, f.Line))
+}
+
+// excerpt is the source around lines [line, end], a few lines either side.
+func excerpt(path string, lines []string, line, end int) review.Excerpt {
+	e := review.Excerpt{Path: path, Lines: []review.Line{}}
+	if line <= 0 || line > len(lines) {
+		return e
+	}
+	e.StartLine = max(1, line-excerptContext)
+	e.EndLine = min(len(lines), end+excerptContext)
+	for n := e.StartLine; n <= e.EndLine; n++ {
+		e.Lines = append(e.Lines, review.Line{Number: n, Text: lines[n-1]})
+	}
+	return e
+}
+
+// source reads files of the change once each, split into lines: at head,
+// or at base for a file the change deleted.
+type source struct {
+	ctx   context.Context
+	c     *change.Change
+	files map[string][]string
+}
+
+func newSource(ctx context.Context, c *change.Change) *source {
+	return &source{ctx: ctx, c: c, files: map[string][]string{}}
+}
+
+func (s *source) lines(path string) []string {
+	if l, ok := s.files[path]; ok {
+		return l
+	}
+	data, err := s.c.ReadFile(s.ctx, path)
+	if err != nil {
+		data, err = s.c.ReadFileAt(s.ctx, s.c.BaseSHA, path)
+	}
+	var lines []string
+	if err == nil {
+		text := strings.TrimSuffix(string(data), "\n")
+		if text != "" {
+			lines = strings.Split(text, "\n")
+		}
+		for i, l := range lines {
+			lines[i] = strings.TrimSuffix(l, "\r")
+		}
+	}
+	s.files[path] = lines
+	return lines
+}
