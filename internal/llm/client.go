@@ -226,6 +226,11 @@ func (e *Engine) answer(data []byte) (string, error) {
 		return "", fmt.Errorf("%w: not a chat completion: %v", ErrMalformed, err)
 	}
 	if len(r.Choices) == 0 {
+		// Some proxies answer an error object with status 200.
+		var er errorResponse
+		if json.Unmarshal(data, &er) == nil && er.Error != nil && er.Error.Message != "" {
+			return "", fmt.Errorf("%w: %s", ErrNoChoices, e.clip(er.Error.Message))
+		}
 		return "", ErrNoChoices
 	}
 	ch := r.Choices[0]

@@ -90,11 +90,19 @@ func parseAnswer(content string) ([]rawFinding, error) {
 // remark worth keeping). Line 0 is kept as a file-level finding on a
 // changed file.
 func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFinding) []specialist.Finding {
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		files[f.Path()] = f
+	}
 	var out []specialist.Finding
-	for _, r := range raws {
+	for i := range raws {
+		r := &raws[i]
 		if r.Line < 0 {
 			continue
 		}
+		r.Path = knownPath(files, r.Path)
+		r.Severity = strings.ToLower(strings.TrimSpace(r.Severity))
+		r.Category = strings.ToLower(strings.TrimSpace(r.Category))
 		end := r.EndLine
 		if r.Line == 0 {
 			end = 0
@@ -122,7 +130,7 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 	// Patches only for the findings that are kept: each reads a file.
 	for i := range out {
 		r := replacementFor(raws, out[i])
-		if r == nil || out[i].Line == 0 {
+		if out[i].Line == 0 || !fitHunk(files[out[i].Path], &out[i]) || r == nil {
 			continue
 		}
 		head, err := c.ReadFile(ctx, out[i].Path)
@@ -132,6 +140,43 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 		out[i].SuggestedPatch = suggestedPatch(out[i].Path, head, out[i].Line, out[i].EndLine, *r)
 	}
 	return out
+}
+
+// knownPath returns the changed file's path the model meant: as written,
+// or without a "./" or diff "b/" prefix models sometimes add.
+func knownPath(files map[string]*change.File, p string) string {
+	p = strings.TrimSpace(p)
+	if files[p] != nil {
+		return p
+	}
+	for _, prefix := range []string{"./", "b/", "/"} {
+		if q := strings.TrimPrefix(p, prefix); q != p && files[q] != nil {
+			return q
+		}
+	}
+	return p
+}
+
+// fitHunk trims a finding's range to the hunk of its first changed line, so
+// a platform can place it as an inline comment (which must lie within one
+// hunk). It reports whether the range was left as the model gave it: a
+// suggested replacement of a trimmed range would replace the wrong lines.
+func fitHunk(f *change.File, fd *specialist.Finding) bool {
+	first := 0
+	for l := fd.Line; l <= fd.EndLine; l++ {
+		if f.Changed(l) {
+			first = l
+			break
+		}
+	}
+	h := f.HunkFor(first)
+	if h == nil {
+		return false
+	}
+	line, end := max(fd.Line, h.NewStart), min(fd.EndLine, h.NewStart+h.NewLines-1)
+	whole := line == fd.Line && end == fd.EndLine
+	fd.Line, fd.EndLine = line, end
+	return whole
 }
 
 // replacementFor finds the suggested replacement of the raw finding f came

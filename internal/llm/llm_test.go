@@ -186,7 +186,8 @@ func TestReviewRealChange(t *testing.T) {
 		finding("store/store.go", 15, 15, "urgent", "security", "Unknown severity", nil),
 		finding("store/store.go", 15, 15, "high", "style", "Unknown category", nil),
 		finding("README.md", 0, 0, "info", "maintainability", "File-level remark", nil),
-		finding("store/store.go", 14, 40, "low", "logic", "Range that starts on a changed line", nil),
+		finding("store/store.go", 14, 40, "low", "logic", "Range that starts on a changed line", "x"),
+		finding("./store/store.go", 16, 16, "Medium", "Logic", "Path and enums as a model may write them", nil),
 	)})
 	e, _, logs := newEngine(t, f, Config{}, specialist.Security, WithInstructions([]Instruction{
 		{PathGlob: "store/**", Text: "Queries must use placeholders."},
@@ -207,9 +208,18 @@ func TestReviewRealChange(t *testing.T) {
 			t.Errorf("%q invalid: %v", g.Headline, err)
 		}
 	}
-	want := []string{"File-level remark", "Range that starts on a changed line", "SQL built from the pattern"}
+	want := []string{"File-level remark", "Range that starts on a changed line", "SQL built from the pattern", "Path and enums as a model may write them"}
 	if !slices.Equal(heads, want) {
 		t.Fatalf("findings %q, want %q", heads, want)
+	}
+	if rng := got[1]; rng.Line != 14 || rng.EndLine != 17 || rng.SuggestedPatch != "" {
+		t.Errorf("range not trimmed to its hunk, or a patch for the trimmed range: %+v", rng)
+	}
+	if n := got[3]; n.Path != "store/store.go" || n.Severity != "medium" || n.Category != "logic" {
+		t.Errorf("not normalized: %+v", n)
+	}
+	if got[0].Line != 0 || got[0].EndLine != 0 || got[0].Path != "README.md" {
+		t.Errorf("file-level finding %+v", got[0])
 	}
 	sql := got[2]
 	if sql.Line != 15 || sql.EndLine != 15 || sql.Severity != "critical" || sql.Category != "security" || sql.Body != "Because." {
@@ -343,6 +353,7 @@ func TestBadResponses(t *testing.T) {
 		{name: "refusal", replies: []reply{{body: completionWith(map[string]any{"role": "assistant", "content": nil, "refusal": "I can't help with that."}, "stop")}}, wantErr: ErrRefused, wantText: "I can't help with that.", requests: 1},
 		{name: "content filter", replies: []reply{{body: completion(nil, "content_filter")}}, wantErr: ErrRefused, requests: 1},
 		{name: "empty choices", replies: []reply{{body: completionWith(nil, "stop")}}, wantErr: ErrNoChoices, requests: 1},
+		{name: "error object with 200", replies: []reply{{body: apiErrorJSON("upstream failed", "server_error", nil)}}, wantErr: ErrNoChoices, wantText: "upstream failed", requests: 1},
 		{name: "400 not retried", replies: []reply{{status: 400, body: apiErrorJSON("Invalid schema for response_format 'findings'.", "invalid_request_error", nil)}, good},
 			wantText: "HTTP 400 (invalid_request_error): Invalid schema for response_format 'findings'.", requests: 1},
 		{name: "404 model", replies: []reply{{status: 404, body: apiErrorJSON("The model `nope` does not exist.", "invalid_request_error", "model_not_found")}},
