@@ -43,48 +43,42 @@ func (r *gitRepo) git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func (r *gitRepo) write(path, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, path)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
+// load commits base, then head (files by path), and loads the
+// configuration of the change between them.
+func load(t *testing.T, base, head map[string]string) (Config, []string) {
+	t.Helper()
+	r := newGitRepo(t)
+	commit := func(files map[string]string) string {
+		for p, content := range files {
+			full := filepath.Join(r.dir, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.git("add", "-A")
+		r.git("commit", "-q", "--allow-empty", "-m", "c")
+		return r.git("rev-parse", "HEAD")
 	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *gitRepo) commit() string {
-	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-q", "--allow-empty", "-m", "c")
-	return r.git("rev-parse", "HEAD")
-}
-
-func (r *gitRepo) change(base, head string) *change.Change {
-	r.t.Helper()
-	c, err := change.NewLocal(r.dir).Change(context.Background(), change.Ref{Base: base, Head: head})
+	b, h := commit(base), commit(head)
+	c, err := change.NewLocal(r.dir).Change(context.Background(), change.Ref{Base: b, Head: h})
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
-	return c
+	return Load(context.Background(), c)
 }
 
 func TestLoadDefaultsWithoutFile(t *testing.T) {
 	t.Parallel()
-	r := newGitRepo(t)
-	r.write("main.go", "package main\n")
-	base := r.commit()
-	r.write("main.go", "package main\n\nfunc main() {}\n")
-	head := r.commit()
-
-	cfg, problems := Load(context.Background(), r.change(base, head))
+	cfg, problems := load(t, map[string]string{"main.go": "package main\n"},
+		map[string]string{"main.go": "package main\n\nfunc main() {}\n"})
 	if len(problems) != 0 {
 		t.Errorf("problems = %q, want none", problems)
 	}
-	want := Default()
-	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("config = %+v, want %+v", cfg, want)
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("config = %+v, want %+v", cfg, Default())
 	}
 	if cfg.Quorum != 3 || len(cfg.Specialists) != 4 || cfg.BlockingSeverity != "high" || cfg.MaxFindings != 50 {
 		t.Errorf("defaults = %+v, want 4 specialists, quorum 3, high, 50", cfg)
@@ -98,14 +92,12 @@ func TestLoadDefaultsWithoutFile(t *testing.T) {
 // is reviewed with the configuration of its base.
 func TestLoadReadsBaseNotHead(t *testing.T) {
 	t.Parallel()
-	r := newGitRepo(t)
-	r.write(".quorum.yaml", "version: 1\nspecialists: [security, tests]\nquorum: 2\nblocking_severity: medium\n")
-	base := r.commit()
-	r.write(".quorum.yaml", "version: 1\nspecialists: [tests]\nquorum: 1\nblocking_severity: info\npaths:\n  exclude: ['**']\nmax_findings: 1\n")
-	r.write(".quorum.yml", "specialists: [logic]\n")
-	head := r.commit()
-
-	cfg, problems := Load(context.Background(), r.change(base, head))
+	cfg, problems := load(t,
+		map[string]string{".quorum.yaml": "version: 1\nspecialists: [security, tests]\nquorum: 2\nblocking_severity: medium\n"},
+		map[string]string{
+			".quorum.yaml": "version: 1\nspecialists: [tests]\nquorum: 1\nblocking_severity: info\npaths:\n  exclude: ['**']\nmax_findings: 1\n",
+			".quorum.yml":  "specialists: [logic]\n",
+		})
 	if len(problems) != 0 {
 		t.Errorf("problems = %q", problems)
 	}
@@ -123,13 +115,7 @@ func TestLoadReadsBaseNotHead(t *testing.T) {
 // A file added by the pull request itself does not apply to it.
 func TestLoadIgnoresFileAddedAtHead(t *testing.T) {
 	t.Parallel()
-	r := newGitRepo(t)
-	r.write("a.go", "package a\n")
-	base := r.commit()
-	r.write(".quorum.yaml", "specialists: [tests]\n")
-	head := r.commit()
-
-	cfg, problems := Load(context.Background(), r.change(base, head))
+	cfg, problems := load(t, map[string]string{"a.go": "package a\n"}, map[string]string{".quorum.yaml": "specialists: [tests]\n"})
 	if len(problems) != 0 || !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("config = %+v, problems %q; want defaults", cfg, problems)
 	}
@@ -137,15 +123,19 @@ func TestLoadIgnoresFileAddedAtHead(t *testing.T) {
 
 func TestLoadYMLAtBase(t *testing.T) {
 	t.Parallel()
-	r := newGitRepo(t)
-	r.write(".quorum.yml", "max_findings: 7\n")
-	base := r.commit()
-	r.write("a.go", "package a\n")
-	head := r.commit()
-
-	cfg, problems := Load(context.Background(), r.change(base, head))
+	cfg, problems := load(t, map[string]string{".quorum.yml": "max_findings: 7\n"}, map[string]string{"a.go": "package a\n"})
 	if len(problems) != 0 || cfg.MaxFindings != 7 || cfg.File != ".quorum.yml" {
 		t.Errorf("config = %+v, problems %q; want max_findings 7 from .quorum.yml", cfg, problems)
+	}
+}
+
+// A configuration at base that is wrong in places applies where it is
+// right, and the problems come back.
+func TestLoadReportsProblemsAtBase(t *testing.T) {
+	t.Parallel()
+	cfg, problems := load(t, map[string]string{".quorum.yaml": "max_findings: 7\nquorum: 9\n"}, map[string]string{"a.go": "package a\n"})
+	if len(problems) != 1 || !strings.Contains(problems[0], "line 2") || cfg.MaxFindings != 7 || cfg.Quorum != 3 {
+		t.Errorf("config = %+v, problems %q", cfg, problems)
 	}
 }
 

@@ -217,7 +217,7 @@ var notSourceDirs = []string{
 // declarations or test support rather than logic to test.
 var reNotSourceName = regexp.MustCompile(`^(main\.go|doc\.go|setup\.py|manage\.py|conftest\.py|__init__\.py|__main__\.py|build\.rs|Program\.cs|AssemblyInfo\.cs|Startup\.cs)$|` +
 	`\.(config|conf|setup|stories|story|d)\.[cm]?[jt]sx?$|^\..*rc\.[cm]?js$|` +
-	`(_mock|_mocks|_fake|_gen|_string)\.go$|^(mock|fake)_.*\.go$|\.pb\.go$|\.designer\.cs$|Migrations?/`)
+	`(_mock|_mocks|_fake|_gen|_string)\.go$|^(mock|fake)_.*\.go$|\.pb\.go$|\.designer\.cs$`)
 
 // isSource reports whether p is product code whose changes want tests.
 func isSource(e *ecosystem, p string) bool {
