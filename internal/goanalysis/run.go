@@ -1,0 +1,239 @@
+package goanalysis
+
+import (
+	"context"
+	"fmt"
+	"go/token"
+	"go/types"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/ast/inspector"
+)
+
+// Diagnostic is one analyzer diagnostic on a file of the repository.
+type Diagnostic struct {
+	// Analyzer is the analyzer that reported it, as passed to Analyze.
+	Analyzer *analysis.Analyzer
+	// Category is the diagnostic's own category, if the analyzer sets one
+	// (gosec puts its rule id there).
+	Category string
+	// Path is the file's path in the repository; Line and EndLine are
+	// head line numbers.
+	Path          string
+	Line, EndLine int
+	Message       string
+	// Patch is the first suggested fix as a unified diff against head,
+	// or empty.
+	Patch string
+	// FixMessage describes Patch.
+	FixMessage string
+}
+
+// Analyze runs analyzers over the program: typed on the type-checked
+// packages, or, when the program is syntax-only, syntax on the parsed
+// changed files. Syntax analyzers may require only inspect.Analyzer and
+// must cope with a nil Pass.TypesInfo and Pass.Pkg. A panicking analyzer
+// is an error, not a crash. Diagnostics outside the repository are
+// dropped; the rest are sorted by path and line.
+//
+// The checker cannot be interrupted: when ctx ends first, Analyze returns
+// ctx's error and the analysis finishes in the background.
+func (p *Program) Analyze(ctx context.Context, typed, syntax []*analysis.Analyzer) ([]Diagnostic, error) {
+	type result struct {
+		ds  []Diagnostic
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if x := recover(); x != nil {
+				r = result{err: fmt.Errorf("analyzer panicked: %v\n%s", x, debug.Stack())}
+			}
+			done <- r
+		}()
+		if p.SyntaxOnly != "" {
+			r.ds, r.err = p.analyzeSyntax(syntax)
+		} else {
+			r.ds, r.err = p.analyzeTyped(typed)
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		sortDiagnostics(r.ds)
+		return r.ds, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func sortDiagnostics(ds []Diagnostic) {
+	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		if c := strings.Compare(a.Analyzer.Name, b.Analyzer.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+}
+
+// guarded holds, per analyzer, a copy whose Run turns a panic into an
+// error, so that one analyzer's bug fails that analyzer, not the service.
+var guarded sync.Map // *analysis.Analyzer → *analysis.Analyzer
+
+func guard(a *analysis.Analyzer) *analysis.Analyzer {
+	if g, ok := guarded.Load(a); ok {
+		return g.(*analysis.Analyzer)
+	}
+	g := *a
+	run := a.Run
+	g.Run = func(pass *analysis.Pass) (res any, err error) {
+		defer func() {
+			if x := recover(); x != nil {
+				res, err = nil, fmt.Errorf("%s panicked: %v", a.Name, x)
+			}
+		}()
+		return run(pass)
+	}
+	actual, _ := guarded.LoadOrStore(a, &g)
+	return actual.(*analysis.Analyzer)
+}
+
+func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, error) {
+	if len(analyzers) == 0 || len(p.Packages) == 0 {
+		return nil, nil
+	}
+	orig := map[*analysis.Analyzer]*analysis.Analyzer{}
+	run := make([]*analysis.Analyzer, len(analyzers))
+	for i, a := range analyzers {
+		run[i] = guard(a)
+		orig[run[i]] = a
+	}
+	if err := analysis.Validate(run); err != nil {
+		// A guarded copy collides with its original required elsewhere
+		// (a fact type registered twice): run the originals.
+		run = analyzers
+		for _, a := range analyzers {
+			orig[a] = a
+		}
+	}
+	graph, err := checker.Analyze(run, p.Packages, nil)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	var ds []Diagnostic
+	seen := map[string]bool{}
+	for _, act := range graph.Roots {
+		if act.Err != nil {
+			return nil, fmt.Errorf("analyzer %s on %s: %w", act.Analyzer.Name, act.Package.PkgPath, act.Err)
+		}
+		for _, d := range act.Diagnostics {
+			cd, ok := p.convert(act.Package.Fset, orig[act.Analyzer], d)
+			if !ok {
+				continue
+			}
+			// A file of a package and of its test variant is analyzed
+			// twice: report it once.
+			key := fmt.Sprintf("%s\x00%s:%d:%d\x00%s", cd.Analyzer.Name, cd.Path, cd.Line, d.Pos, cd.Message)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			ds = append(ds, cd)
+		}
+	}
+	return ds, nil
+}
+
+// analyzeSyntax runs syntax-only analyzers over the parsed changed files,
+// as one package with no type information.
+func (p *Program) analyzeSyntax(analyzers []*analysis.Analyzer) ([]Diagnostic, error) {
+	if len(analyzers) == 0 || len(p.Files) == 0 {
+		return nil, nil
+	}
+	var ds []Diagnostic
+	// Files of several packages are analyzed one file at a time: a pass
+	// is meant to see one package, and syntax analyzers look no further
+	// than a file.
+	ins := inspector.New(p.Files)
+	for _, a := range analyzers {
+		for _, req := range a.Requires {
+			if req != inspect.Analyzer {
+				return nil, fmt.Errorf("syntax analyzer %s requires %s", a.Name, req.Name)
+			}
+		}
+		pass := &analysis.Pass{
+			Analyzer: a,
+			Fset:     p.Fset,
+			Files:    p.Files,
+			ResultOf: map[*analysis.Analyzer]any{inspect.Analyzer: ins},
+			Report: func(d analysis.Diagnostic) {
+				if cd, ok := p.convert(p.Fset, a, d); ok {
+					ds = append(ds, cd)
+				}
+			},
+			ImportObjectFact:  func(types.Object, analysis.Fact) bool { return false },
+			ExportObjectFact:  func(types.Object, analysis.Fact) {},
+			ImportPackageFact: func(*types.Package, analysis.Fact) bool { return false },
+			ExportPackageFact: func(analysis.Fact) {},
+			AllObjectFacts:    func() []analysis.ObjectFact { return nil },
+			AllPackageFacts:   func() []analysis.PackageFact { return nil },
+		}
+		if _, err := guard(a).Run(pass); err != nil {
+			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
+		}
+	}
+	return ds, nil
+}
+
+// convert turns a diagnostic into a repository one; false when it lies
+// outside the repository.
+func (p *Program) convert(fset *token.FileSet, a *analysis.Analyzer, d analysis.Diagnostic) (Diagnostic, bool) {
+	pos := fset.Position(d.Pos)
+	if !pos.IsValid() {
+		return Diagnostic{}, false
+	}
+	path, ok := p.RepoPath(pos.Filename)
+	if !ok {
+		return Diagnostic{}, false
+	}
+	end := pos.Line
+	if d.End.IsValid() {
+		if e := fset.Position(d.End); e.Filename == pos.Filename && e.Line > end {
+			end = e.Line
+			// A range ending at the start of a line does not cover it.
+			if e.Column == 1 {
+				end--
+			}
+		}
+	}
+	cd := Diagnostic{
+		Analyzer: a,
+		Category: d.Category,
+		Path:     path,
+		Line:     pos.Line,
+		EndLine:  max(end, pos.Line),
+		Message:  d.Message,
+	}
+	for _, fix := range d.SuggestedFixes {
+		if patch, err := p.patch(fset, fix.TextEdits); err == nil && patch != "" {
+			cd.Patch, cd.FixMessage = patch, fix.Message
+			break
+		}
+	}
+	return cd, true
+}

@@ -1,0 +1,174 @@
+// Package logic is the built-in logic specialist: for Go, the go vet
+// passes of golang.org/x/tools and staticcheck's SA checks, run on the
+// packages a change touches and reported on the lines it changed.
+package logic
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/appends"
+	"golang.org/x/tools/go/analysis/passes/assign"
+	"golang.org/x/tools/go/analysis/passes/atomic"
+	"golang.org/x/tools/go/analysis/passes/bools"
+	"golang.org/x/tools/go/analysis/passes/copylock"
+	"golang.org/x/tools/go/analysis/passes/deepequalerrors"
+	"golang.org/x/tools/go/analysis/passes/defers"
+	"golang.org/x/tools/go/analysis/passes/errorsas"
+	"golang.org/x/tools/go/analysis/passes/httpresponse"
+	"golang.org/x/tools/go/analysis/passes/ifaceassert"
+	"golang.org/x/tools/go/analysis/passes/loopclosure"
+	"golang.org/x/tools/go/analysis/passes/lostcancel"
+	"golang.org/x/tools/go/analysis/passes/nilfunc"
+	"golang.org/x/tools/go/analysis/passes/nilness"
+	"golang.org/x/tools/go/analysis/passes/printf"
+	"golang.org/x/tools/go/analysis/passes/reflectvaluecompare"
+	"golang.org/x/tools/go/analysis/passes/shift"
+	"golang.org/x/tools/go/analysis/passes/sigchanyzer"
+	"golang.org/x/tools/go/analysis/passes/slog"
+	"golang.org/x/tools/go/analysis/passes/sortslice"
+	"golang.org/x/tools/go/analysis/passes/stdmethods"
+	"golang.org/x/tools/go/analysis/passes/stringintconv"
+	"golang.org/x/tools/go/analysis/passes/structtag"
+	"golang.org/x/tools/go/analysis/passes/testinggoroutine"
+	"golang.org/x/tools/go/analysis/passes/timeformat"
+	"golang.org/x/tools/go/analysis/passes/unmarshal"
+	"golang.org/x/tools/go/analysis/passes/unreachable"
+	"golang.org/x/tools/go/analysis/passes/unsafeptr"
+	"golang.org/x/tools/go/analysis/passes/unusedresult"
+	"golang.org/x/tools/go/analysis/passes/waitgroup"
+	"honnef.co/go/tools/analysis/lint"
+	"honnef.co/go/tools/staticcheck"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// vetSeverity is each go vet pass the specialist runs, with the severity
+// of what it finds: a bug that leaks, panics or corrupts is high; code
+// that misbehaves in a visible but bounded way is medium; dead or
+// suspicious code is low. composite (unkeyed fields) and shadow are left
+// out: they flag style far more often than bugs.
+var vetSeverity = map[*analysis.Analyzer]string{
+	lostcancel.Analyzer:          specialist.SeverityHigh, // a context leak
+	nilness.Analyzer:             specialist.SeverityHigh, // a nil dereference
+	copylock.Analyzer:            specialist.SeverityHigh, // a copied mutex does not lock
+	atomic.Analyzer:              specialist.SeverityHigh, // x = atomic.AddInt64(&x, 1) races
+	errorsas.Analyzer:            specialist.SeverityHigh, // errors.As panics
+	httpresponse.Analyzer:        specialist.SeverityHigh, // resp used before err is checked
+	loopclosure.Analyzer:         specialist.SeverityHigh, // only before Go 1.22 semantics
+	unmarshal.Analyzer:           specialist.SeverityHigh, // decoding into a non-pointer
+	waitgroup.Analyzer:           specialist.SeverityHigh, // wg.Add inside the goroutine
+	unsafeptr.Analyzer:           specialist.SeverityHigh,
+	printf.Analyzer:              specialist.SeverityMedium,
+	unusedresult.Analyzer:        specialist.SeverityMedium,
+	bools.Analyzer:               specialist.SeverityMedium,
+	shift.Analyzer:               specialist.SeverityMedium,
+	stdmethods.Analyzer:          specialist.SeverityMedium,
+	stringintconv.Analyzer:       specialist.SeverityMedium,
+	structtag.Analyzer:           specialist.SeverityMedium,
+	defers.Analyzer:              specialist.SeverityMedium,
+	sigchanyzer.Analyzer:         specialist.SeverityMedium,
+	testinggoroutine.Analyzer:    specialist.SeverityMedium,
+	timeformat.Analyzer:          specialist.SeverityMedium,
+	nilfunc.Analyzer:             specialist.SeverityMedium,
+	ifaceassert.Analyzer:         specialist.SeverityMedium,
+	deepequalerrors.Analyzer:     specialist.SeverityMedium,
+	reflectvaluecompare.Analyzer: specialist.SeverityMedium,
+	sortslice.Analyzer:           specialist.SeverityMedium,
+	slog.Analyzer:                specialist.SeverityMedium,
+	assign.Analyzer:              specialist.SeverityLow,
+	appends.Analyzer:             specialist.SeverityLow,
+	unreachable.Analyzer:         specialist.SeverityLow,
+}
+
+// staticcheckSeverity overrides the severity of single SA checks; the rest
+// follow their group (see saSeverity).
+var staticcheckSeverity = map[string]string{
+	"SA1019": specialist.SeverityLow,    // a deprecated identifier
+	"SA4006": specialist.SeverityMedium, // a value assigned and never read
+	"SA5011": specialist.SeverityHigh,   // a nil pointer dereference
+	"SA5000": specialist.SeverityHigh,   // assignment to a nil map
+	"SA5007": specialist.SeverityHigh,   // infinite recursion
+	"SA2000": specialist.SeverityHigh,   // wg.Add inside the goroutine
+	"SA2002": specialist.SeverityHigh,   // t.FailNow from a goroutine
+	"SA1015": specialist.SeverityMedium, // time.Tick leaks
+	"SA4017": specialist.SeverityMedium, // a pure function's result discarded
+}
+
+// staticcheckSkipped are SA checks the specialist does not run: SA5009
+// repeats vet's printf check, SA6xxx belong to the performance
+// specialist, and SA9xxx flag dubious rather than wrong code, except
+// SA9001 (defer in a range over a channel) and SA9008 (else branch of a
+// type switch cannot see the variable's type).
+func staticcheckSkipped(name string) bool {
+	return name == "SA5009" || strings.HasPrefix(name, "SA6") ||
+		(strings.HasPrefix(name, "SA9") && name != "SA9001" && name != "SA9008")
+}
+
+// saSeverity is the severity of an SA check by its group: SA2 (concurrency)
+// and SA5 (correctness) are high; SA1 (misuse of the standard library),
+// SA3 (testing) and SA4 (code that does nothing) medium; SA9 low.
+func saSeverity(name string) string {
+	if s, ok := staticcheckSeverity[name]; ok {
+		return s
+	}
+	switch {
+	case strings.HasPrefix(name, "SA2"), strings.HasPrefix(name, "SA5"):
+		return specialist.SeverityHigh
+	case strings.HasPrefix(name, "SA9"):
+		return specialist.SeverityLow
+	}
+	return specialist.SeverityMedium
+}
+
+// Logic is the logic specialist. It is safe for concurrent use.
+type Logic struct {
+	loader    *goanalysis.Loader
+	analyzers []*analysis.Analyzer
+	rules     map[*analysis.Analyzer]classified
+}
+
+type classified struct{ rule, severity string }
+
+var _ specialist.Specialist = (*Logic)(nil)
+
+// New returns the logic specialist loading packages with loader, which
+// specialists should share (one load per change for all of them); nil is
+// a loader of its own with the default, offline configuration.
+func New(loader *goanalysis.Loader) *Logic {
+	if loader == nil {
+		loader = goanalysis.NewLoader(goanalysis.Config{})
+	}
+	l := &Logic{loader: loader, rules: map[*analysis.Analyzer]classified{}}
+	for a, sev := range vetSeverity {
+		l.analyzers = append(l.analyzers, a)
+		l.rules[a] = classified{"go-vet:" + a.Name, sev}
+	}
+	for _, a := range staticcheck.Analyzers {
+		name := a.Analyzer.Name
+		if staticcheckSkipped(name) || a.Doc.NonDefault || a.Doc.Severity == lint.SeverityHint {
+			continue
+		}
+		l.analyzers = append(l.analyzers, a.Analyzer)
+		l.rules[a.Analyzer] = classified{"staticcheck:" + name, saSeverity(name)}
+	}
+	slices.SortFunc(l.analyzers, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
+	return l
+}
+
+// Name is "logic".
+func (l *Logic) Name() string { return specialist.Logic }
+
+// Review runs the vet passes and staticcheck over the changed Go packages.
+// There are no syntax-only logic checks: when the packages cannot be
+// type-checked the specialist finds nothing rather than guess.
+func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	return l.loader.Findings(ctx, c, specialist.CategoryLogic, l.analyzers, nil, func(d goanalysis.Diagnostic) (string, string, bool) {
+		r, ok := l.rules[d.Analyzer]
+		return r.rule, r.severity, ok
+	})
+}

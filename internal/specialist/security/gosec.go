@@ -1,0 +1,191 @@
+package security
+
+import (
+	"fmt"
+	"go/token"
+	"io"
+	"log"
+	"strconv"
+	"strings"
+
+	"github.com/securego/gosec/v2"
+	"github.com/securego/gosec/v2/analyzers"
+	"github.com/securego/gosec/v2/issue"
+	"github.com/securego/gosec/v2/rules"
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// gosecSeverity is each gosec rule the specialist runs, with the severity
+// of its findings: injection, disabled verification and path traversal
+// with a tainted source are high; weak cryptography and randomness,
+// SSRF-like and resource-exhaustion risks medium; hardening advice low.
+//
+// Left out: G101 (hard-coded credentials: the secrets scanner does this
+// with gitleaks' far more precise rules), G104 (unchecked errors: not a
+// security finding), G103 (every use of unsafe), G115 and G602 (integer
+// conversions and slice bounds: mostly false alarms), G117 (struct fields
+// named like secrets), G301/G302/G306/G307 (file permissions, flagged on
+// almost any os.WriteFile), G601 (loop variables are per iteration since
+// Go 1.22), G706 (log injection) and G118.
+var gosecSeverity = map[string]string{
+	"G201": specialist.SeverityHigh, "G202": specialist.SeverityHigh,
+	"G204": specialist.SeverityHigh, "G402": specialist.SeverityHigh,
+	"G106": specialist.SeverityHigh, "G305": specialist.SeverityHigh,
+	"G116": specialist.SeverityHigh, "G407": specialist.SeverityHigh,
+	"G408": specialist.SeverityHigh,
+	"G701": specialist.SeverityHigh, "G702": specialist.SeverityHigh,
+	"G703": specialist.SeverityHigh, "G707": specialist.SeverityHigh,
+	"G708": specialist.SeverityHigh, "G709": specialist.SeverityHigh,
+
+	"G107": specialist.SeverityMedium, "G108": specialist.SeverityMedium,
+	"G110": specialist.SeverityMedium, "G111": specialist.SeverityMedium,
+	"G113": specialist.SeverityMedium, "G119": specialist.SeverityMedium,
+	"G120": specialist.SeverityMedium, "G121": specialist.SeverityMedium,
+	"G122": specialist.SeverityMedium, "G123": specialist.SeverityMedium,
+	"G124": specialist.SeverityMedium, "G203": specialist.SeverityMedium,
+	"G303": specialist.SeverityMedium, "G304": specialist.SeverityMedium,
+	"G401": specialist.SeverityMedium, "G403": specialist.SeverityMedium,
+	"G404": specialist.SeverityMedium, "G405": specialist.SeverityMedium,
+	"G406": specialist.SeverityMedium, "G501": specialist.SeverityMedium,
+	"G502": specialist.SeverityMedium, "G503": specialist.SeverityMedium,
+	"G504": specialist.SeverityMedium, "G505": specialist.SeverityMedium,
+	"G506": specialist.SeverityMedium, "G507": specialist.SeverityMedium,
+	"G704": specialist.SeverityMedium, "G705": specialist.SeverityMedium,
+	"G710": specialist.SeverityMedium,
+
+	"G102": specialist.SeverityLow, "G109": specialist.SeverityLow,
+	"G112": specialist.SeverityLow, "G114": specialist.SeverityLow,
+	"G125": specialist.SeverityLow,
+}
+
+// taintTwin maps a taint-analysis rule to the classic rule that flags the
+// same call: when both fire on one line, the classic one is kept.
+var taintTwin = map[string][]string{
+	"G701": {"G201", "G202"},
+	"G702": {"G204"},
+	"G703": {"G304"},
+	"G704": {"G107"},
+}
+
+// gosecAnalyzer runs gosec's rules (AST) and analyzers (SSA) on one
+// package. Each diagnostic's Category is the rule id. Unlike gosec's own
+// go/analysis wrapper it has no package-level flags, keeps only rules in
+// gosecSeverity and medium or high confidence, and ignores #nosec: a pull
+// request cannot silence its own security review.
+var gosecAnalyzer = &analysis.Analyzer{
+	Name:     "gosec",
+	Doc:      "gosec's security rules",
+	URL:      "https://securego.io/docs/rules/rule-intro",
+	Requires: []*analysis.Analyzer{buildssa.Analyzer},
+	Run:      runGosec,
+}
+
+func runGosec(pass *analysis.Pass) (any, error) {
+	conf := gosec.NewConfig()
+	conf.SetGlobal(gosec.Nosec, "true")
+	g := gosec.NewAnalyzer(conf, true, true, false, 1, log.New(io.Discard, "", 0))
+	keep := func(id string) bool { _, ok := gosecSeverity[id]; return !ok } // a filter says what to drop
+	ruleDefs, ruleOff := rules.Generate(false, keep).RulesInfo()
+	g.LoadRules(ruleDefs, ruleOff)
+	analyzerDefs, analyzerOff := analyzers.Generate(false, keep).AnalyzersInfo()
+	g.LoadAnalyzers(analyzerDefs, analyzerOff)
+
+	pkg := &packages.Package{
+		Name:       pass.Pkg.Name(),
+		PkgPath:    pass.Pkg.Path(),
+		Fset:       pass.Fset,
+		Syntax:     pass.Files,
+		Types:      pass.Pkg,
+		TypesInfo:  pass.TypesInfo,
+		TypesSizes: pass.TypesSizes,
+	}
+	for _, f := range pass.Files {
+		pkg.CompiledGoFiles = append(pkg.CompiledGoFiles, pass.Fset.File(f.Pos()).Name())
+	}
+	g.CheckRules(pkg)
+	if ssa, ok := pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA); ok && ssa != nil {
+		g.CheckAnalyzersWithSSA(pkg, ssa)
+	}
+	issues, _, _ := g.Report()
+
+	byLine := map[string]map[string]bool{}
+	for _, iss := range issues {
+		if iss.Confidence < issue.Medium {
+			continue
+		}
+		if byLine[iss.File+":"+iss.Line] == nil {
+			byLine[iss.File+":"+iss.Line] = map[string]bool{}
+		}
+		byLine[iss.File+":"+iss.Line][iss.RuleID] = true
+	}
+	for _, iss := range issues {
+		if iss.Confidence < issue.Medium {
+			continue
+		}
+		if twins, ok := taintTwin[iss.RuleID]; ok && anyOf(byLine[iss.File+":"+iss.Line], twins) {
+			continue
+		}
+		pos, end := position(pass, iss)
+		if !pos.IsValid() {
+			continue
+		}
+		what := iss.What
+		if iss.Cwe != nil && iss.Cwe.ID != "" {
+			what += "\n" + iss.Cwe.SprintID() + ": " + iss.Cwe.Name + " (" + iss.Cwe.SprintURL() + ")"
+		}
+		pass.Report(analysis.Diagnostic{Pos: pos, End: end, Category: iss.RuleID, Message: what})
+	}
+	return nil, nil
+}
+
+func anyOf(set map[string]bool, ids []string) bool {
+	for _, id := range ids {
+		if set[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// position finds an issue's file, line ("12" or "12-14") and column in
+// the pass.
+func position(pass *analysis.Pass, iss *issue.Issue) (token.Pos, token.Pos) {
+	var tf *token.File
+	for _, f := range pass.Files {
+		if t := pass.Fset.File(f.Pos()); t != nil && t.Name() == iss.File {
+			tf = t
+			break
+		}
+	}
+	if tf == nil {
+		return token.NoPos, token.NoPos
+	}
+	first, last, _ := strings.Cut(iss.Line, "-")
+	line, err := strconv.Atoi(first)
+	if err != nil || line < 1 || line > tf.LineCount() {
+		return token.NoPos, token.NoPos
+	}
+	pos := tf.LineStart(line)
+	if col, err := strconv.Atoi(iss.Col); err == nil && col > 1 {
+		if p := int(pos) + col - 1; p < tf.Base()+tf.Size() {
+			pos = token.Pos(p)
+		}
+	}
+	end := pos
+	if l, err := strconv.Atoi(last); err == nil && l > line && l <= tf.LineCount() {
+		end = tf.LineStart(l)
+		// Point inside line l, so it counts as covered.
+		if int(end) < tf.Base()+tf.Size() {
+			end++
+		}
+	}
+	return pos, end
+}
+
+// gosecRule is the finding rule of a gosec diagnostic.
+func gosecRule(id string) string { return fmt.Sprintf("gosec:%s", id) }
+
