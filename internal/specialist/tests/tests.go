@@ -83,12 +83,16 @@ func (s *Specialist) Review(ctx context.Context, c *change.Change) ([]specialist
 	if err := r.untestedExports(untested); err != nil {
 		return nil, err
 	}
-	fs := specialist.OnChangedLines(c, r.findings)
-	slices.SortStableFunc(fs, func(a, b specialist.Finding) int {
+	out := specialist.OnChangedLines(c, r.findings)
+	slices.SortStableFunc(out, func(a, b specialist.Finding) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Rule, b.Rule))
 	})
-	return fs, nil
+	return out, nil
 }
+
+// fixtureDirs hold data for tests, often code that is never run as
+// written: sample code under test, snapshots, golden files.
+var fixtureDirs = []string{"testdata", "fixtures", "fixture", "__fixtures__", "__snapshots__", "golden"}
 
 // review is one run of the specialist over a change.
 type review struct {
@@ -126,7 +130,7 @@ type file struct {
 func (r *review) load() error {
 	for _, f := range r.c.Files {
 		eco := ecosystemOf(f.Path())
-		if eco == nil || f.Binary {
+		if eco == nil || f.Binary || hasDir(f.Path(), fixtureDirs...) {
 			continue
 		}
 		x := &file{f: f, eco: eco, path: f.Path(), test: eco.isTest(f.Path())}

@@ -513,6 +513,27 @@ func TestPythonSkipAddedTestDeletedAssertionRemoved(t *testing.T) {
 		want{"tests/test_parse.py", "pytest.skip(", RuleSkipAdded, "low"})
 }
 
+// A hunk that only deletes an assertion has no new line to carry the
+// finding: it is on the file.
+func TestPythonAssertionDeletedAlone(t *testing.T) {
+	t.Parallel()
+	base := pyRepo()
+	base["tests/test_parse.py"] = strings.Replace(pyTest, `    assert parse("a,b") == ["a", "b"]`, `    assert parse("a,b") == ["a", "b"]
+    assert parse("a") == ["a"]`, 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"tests/test_parse.py": pyTest})
+	check(t, fs, files, want{"tests/test_parse.py", "", RuleAssertionRemoved, "medium"})
+}
+
+// Fixtures hold sample code that is data, not tests.
+func TestFixturesAreClean(t *testing.T) {
+	t.Parallel()
+	fs, _, files := runReview(t, nil, jsRepo(), map[string]string{
+		"test/fixtures/focused.test.js":    "it.only(\"runs alone\", () => {});\n",
+		"internal/x/testdata/skip_test.go": "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { t.Skip() }\n",
+	})
+	check(t, fs, files)
+}
+
 func TestPythonSkipLookAlikesAreClean(t *testing.T) {
 	t.Parallel()
 	head := strings.Replace(pyTest, "def test_parse():\n", `def test_parse():
