@@ -1,0 +1,390 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/storetest"
+)
+
+// fake is a test specialist: it returns its findings, or fails in one of
+// the ways a real one can.
+type fake struct {
+	name     string
+	findings []specialist.Finding
+	find     func(ctx context.Context, c *change.Change) []specialist.Finding
+	err      error
+	hang     bool // blocks until its context ends, as a slow specialist honouring ctx does
+	panics   bool
+}
+
+func (f fake) Name() string { return f.name }
+
+func (f fake) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	switch {
+	case f.hang:
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case f.panics:
+		panic("boom")
+	case f.err != nil:
+		return nil, f.err
+	case f.find != nil:
+		return f.find(ctx, c), nil
+	}
+	return f.findings, nil
+}
+
+func fnd(rule, severity, path string, line int, headline string) specialist.Finding {
+	return specialist.Finding{Rule: rule, Category: specialist.CategoryLogic, Severity: severity, Path: path,
+		Line: line, EndLine: line, Headline: headline, Body: "Why it matters.", Engine: specialist.EngineBuiltin}
+}
+
+var t0 = time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
+
+func opts() Options {
+	return Options{Now: storetest.NewClock(t0).Now, Timeout: time.Minute}
+}
+
+func TestQuorumMetNamesTheFailure(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	specs := []specialist.Specialist{
+		fake{name: "logic", findings: []specialist.Finding{fnd("go-vet:printf", "medium", "app.go", 10, "Bad format")}},
+		fake{name: "security"},
+		fake{name: "performance", err: errors.New("analyzer crashed")},
+		fake{name: "tests"},
+	}
+	res := Run(context.Background(), c, specs, opts())
+	if !res.Completed() {
+		t.Fatalf("reason %q, want a completed review; summary:\n%s", res.Reason, res.Review.Summary)
+	}
+	if res.Quorum != 3 {
+		t.Errorf("quorum = %d, want 3 of 4 by default", res.Quorum)
+	}
+	if got := res.Review.SpecialistsFailed; !slices.Equal(got, []string{"performance"}) {
+		t.Errorf("failed = %v, want [performance]", got)
+	}
+	if got := res.Review.SpecialistsSucceeded; !slices.Equal(got, []string{"logic", "security", "tests"}) {
+		t.Errorf("succeeded = %v", got)
+	}
+	for _, want := range []string{"performance (analyzer crashed)", "3 of 4 specialists (quorum 3)", "logic 1, security 0, tests 0"} {
+		if !strings.Contains(res.Review.Summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
+		}
+	}
+	if res.Review.Verdict != review.VerdictComment || len(res.Review.Findings) != 1 {
+		t.Errorf("verdict %s with %d findings, want comment with 1", res.Review.Verdict, len(res.Review.Findings))
+	}
+	if !res.Review.SynthesizedAt.Equal(t0) {
+		t.Errorf("synthesized at %v, want the clock's %v", res.Review.SynthesizedAt, t0)
+	}
+}
+
+func TestQuorumNotMet(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	var mu sync.Mutex
+	var progress []string
+	o := opts()
+	o.Timeout = 50 * time.Millisecond
+	o.Progress = func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, p.Specialist+" "+string(p.Stage))
+	}
+	specs := []specialist.Specialist{
+		fake{name: "logic", findings: []specialist.Finding{fnd("r", "high", "app.go", 10, "x")}},
+		fake{name: "security", err: errors.New("no detector")},
+		fake{name: "performance", hang: true},
+		fake{name: "tests", panics: true},
+	}
+	res := Run(context.Background(), c, specs, o)
+	if res.Reason != event.ReasonQuorumFailure {
+		t.Fatalf("reason %q, want quorum_failure", res.Reason)
+	}
+	if got := res.Review.SpecialistsFailed; !slices.Equal(got, []string{"security", "performance", "tests"}) {
+		t.Errorf("failed = %v", got)
+	}
+	if len(res.Review.Findings) != 0 {
+		t.Errorf("a failed run has %d findings", len(res.Review.Findings))
+	}
+	if err := res.Outcomes[2].Err; !errors.Is(err, ErrTimeout) {
+		t.Errorf("hanging specialist's error = %v, want ErrTimeout", err)
+	}
+	if err := res.Outcomes[3].Err; err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Errorf("panicking specialist's error = %v, want the panic", err)
+	}
+	for _, want := range []string{"1 of 4 specialists succeeded, and 3 must", "performance (timed out after 50ms)", "tests (panic: boom)"} {
+		if !strings.Contains(res.Review.Summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
+		}
+	}
+	slices.Sort(progress)
+	want := []string{"logic finished", "logic started", "performance failed", "performance started",
+		"security failed", "security started", "tests failed", "tests started"}
+	if !slices.Equal(progress, want) {
+		t.Errorf("progress = %v, want %v", progress, want)
+	}
+
+	// The same failures meet a quorum of 1.
+	o.Quorum = 1
+	if res := Run(context.Background(), c, specs, o); !res.Completed() {
+		t.Errorf("quorum 1 with 1 success: reason %q", res.Reason)
+	}
+}
+
+func TestSynthesisDropsInvalidAndUnchanged(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	bad := fnd("", "high", "app.go", 10, "no rule")
+	res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic", findings: []specialist.Finding{
+		bad,
+		fnd("r1", "high", "app.go", 6, "on an unchanged line"),
+		fnd("r2", "high", "other.go", 1, "on a file the change does not touch"),
+		fnd("r3", "low", "util.go", 0, "file-level"),
+		fnd("r4", "low", "app.go", 11, "kept"),
+	}}}, opts())
+	var got []string
+	for _, f := range res.Review.Findings {
+		got = append(got, f.Headline)
+	}
+	if !slices.Equal(got, []string{"kept", "file-level"}) {
+		t.Errorf("findings = %v, want [kept file-level]", got)
+	}
+	if res.Dropped.Invalid != 1 || res.Dropped.OffChange != 2 {
+		t.Errorf("dropped = %+v, want 1 invalid and 2 off the change", res.Dropped)
+	}
+	if !strings.Contains(res.Review.Summary, "1 finding discarded as malformed") {
+		t.Errorf("summary does not count the malformed finding:\n%s", res.Review.Summary)
+	}
+}
+
+func TestDedupe(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	sec := fnd("gosec:G201", "high", "app.go", 10, "SQL built with fmt.Sprintf")
+	sec.Category = specialist.CategorySecurity
+	llm := fnd("llm:logic", "medium", "app.go", 9, "SQL query built with fmt.Sprintf!")
+	llm.EndLine = 11
+	llm.Engine = specialist.EngineLLM
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", findings: []specialist.Finding{
+			llm,
+			fnd("go-vet:printf", "low", "app.go", 10, "Unrelated problem on the same line"),
+			fnd("gosec:G201", "low", "app.go", 13, "Same rule, lines apart"),
+		}},
+		fake{name: "security", findings: []specialist.Finding{sec}},
+		fake{name: "performance", findings: []specialist.Finding{fnd("perf:loop", "low", "app.go", 13, "Same rule, lines apart")}},
+	}, opts())
+	fs := res.Review.Findings
+	if len(fs) != 3 {
+		for _, f := range fs {
+			t.Logf("%s %s %s:%d %s", f.Specialist, f.Severity, f.Path, f.Line, f.Headline)
+		}
+		t.Fatalf("%d findings, want 3 (the SQL one merged, the line-13 one merged, the unrelated one apart)", len(fs))
+	}
+	sql := fs[0]
+	if sql.Specialist != "security" || sql.Severity != "high" || sql.Rule != "gosec:G201" {
+		t.Errorf("merged finding = %s %s %s, want security's high gosec:G201 (the most severe)", sql.Specialist, sql.Severity, sql.Rule)
+	}
+	if !strings.Contains(sql.Body, "Also found by logic (llm:logic).") {
+		t.Errorf("merged body does not name the other specialist: %q", sql.Body)
+	}
+	if fs[2].Line != 13 || !strings.Contains(fs[2].Body, "Also found by performance (perf:loop).") {
+		t.Errorf("line-13 finding = %+v, want logic's gosec:G201 naming performance", fs[2])
+	}
+	if res.Dropped.Merged != 2 {
+		t.Errorf("merged %d, want 2 (the SQL one and the same rule+headline on line 13)", res.Dropped.Merged)
+	}
+}
+
+func TestFingerprintStableWhenLineMoves(t *testing.T) {
+	t.Parallel()
+	r := newTestRepo(t)
+	r.write("app.go", baseApp)
+	r.commit("base")
+	r.git("checkout", "-q", "-b", "first")
+	r.write("app.go", headApp)
+	r.commit("first push")
+	r.git("checkout", "-q", "-b", "moved", "main")
+	// The same code three lines lower and re-indented.
+	r.write("app.go", strings.Replace(strings.Replace(headApp, "import \"fmt\"\n", "import \"fmt\"\n\n// One.\n// Two.\n", 1),
+		"\tq := fmt.Sprintf", "\t  q  :=   fmt.Sprintf", 1))
+	r.commit("rebased")
+	r.git("checkout", "-q", "-b", "changed", "main")
+	r.write("app.go", strings.Replace(headApp, "name = '%s'", "id = '%s'", 1))
+	r.commit("different code")
+
+	// The specialist finds the line wherever it is.
+	finder := fake{name: "security", find: func(ctx context.Context, c *change.Change) []specialist.Finding {
+		data, _ := c.ReadFile(ctx, "app.go")
+		for i, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, "fmt.Sprintf") {
+				return []specialist.Finding{fnd("gosec:G201", "high", "app.go", i+1, "SQL built with fmt.Sprintf")}
+			}
+		}
+		return nil
+	}}
+	one := func(head string) review.Finding {
+		t.Helper()
+		res := Run(context.Background(), r.change("main", head), []specialist.Specialist{finder}, opts())
+		if len(res.Review.Findings) != 1 {
+			t.Fatalf("%s: %d findings, want 1", head, len(res.Review.Findings))
+		}
+		return res.Review.Findings[0]
+	}
+	first, moved, changed := one("first"), one("moved"), one("changed")
+	if first.Line != 10 || moved.Line != 13 {
+		t.Fatalf("lines %d and %d, want 10 and 13", first.Line, moved.Line)
+	}
+	if first.Fingerprint != moved.Fingerprint {
+		t.Errorf("fingerprint changed when the line moved: %s → %s", first.Fingerprint, moved.Fingerprint)
+	}
+	if first.Fingerprint == changed.Fingerprint {
+		t.Errorf("fingerprint %s unchanged when the flagged code changed", first.Fingerprint)
+	}
+	if len(first.Fingerprint) != 32 {
+		t.Errorf("fingerprint %q, want 32 hex digits", first.Fingerprint)
+	}
+}
+
+func TestFingerprintOfDuplicatesDiffers(t *testing.T) {
+	t.Parallel()
+	a := Fingerprint("r", "a.go", []string{"x", "y", "z"}, 2)
+	if b := Fingerprint("r2", "a.go", []string{"x", "y", "z"}, 2); a == b {
+		t.Error("rule not in the fingerprint")
+	}
+	if b := Fingerprint("r", "b.go", []string{"x", "y", "z"}, 2); a == b {
+		t.Error("path not in the fingerprint")
+	}
+	if b := Fingerprint("r", "a.go", []string{"x", "y", "w"}, 2); a == b {
+		t.Error("next line not in the fingerprint")
+	}
+	if b := Fingerprint("r", "a.go", []string{"x", "y", "z", "far away"}, 2); a != b {
+		t.Error("a line two away changed the fingerprint")
+	}
+}
+
+func TestRankingExcerptAndCap(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	o := opts()
+	o.MaxFindings = 3
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", findings: []specialist.Finding{
+			fnd("a", "low", "app.go", 9, "low"),
+			fnd("b", "critical", "util.go", 3, "critical util"),
+			fnd("c", "high", "app.go", 14, "high app 14"),
+			fnd("d", "high", "app.go", 11, "high app 11"),
+			fnd("e", "info", "app.go", 8, "info"),
+		}},
+	}, o)
+	var got []string
+	for _, f := range res.Review.Findings {
+		got = append(got, f.Headline)
+	}
+	if want := []string{"critical util", "high app 11", "high app 14"}; !slices.Equal(got, want) {
+		t.Errorf("ranked = %v, want %v", got, want)
+	}
+	if res.Review.FindingsCount != 3 || res.Dropped.Capped != 2 {
+		t.Errorf("count %d, capped %d; want 3 and 2", res.Review.FindingsCount, res.Dropped.Capped)
+	}
+	if !strings.Contains(res.Review.Summary, "Showing the 3 most severe of 5 findings (max_findings 3)") {
+		t.Errorf("summary does not mention the cap:\n%s", res.Review.Summary)
+	}
+	ex := res.Review.Findings[1].Excerpt // app.go:11
+	if ex.Path != "app.go" || ex.StartLine != 8 || ex.EndLine != 14 || len(ex.Lines) != 7 ||
+		ex.Lines[3].Number != 11 || ex.Lines[3].Text != "\tdb.Query(q)" {
+		t.Errorf("excerpt = %+v, want lines 8–14 of app.go with line 11 \"\\tdb.Query(q)\"", ex)
+	}
+	if ex := res.Review.Findings[0].Excerpt; ex.StartLine != 1 || ex.EndLine != 5 {
+		t.Errorf("excerpt of util.go:3 spans %d–%d, want 1–5 (clipped to the file)", ex.StartLine, ex.EndLine)
+	}
+}
+
+func TestSecretFindingHasNoExcerpt(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	f := fnd("gitleaks:aws-access-token", "critical", "app.go", 10, "AWS key")
+	res := Run(context.Background(), c, []specialist.Specialist{fake{name: "security", findings: []specialist.Finding{f}}}, opts())
+	if ex := res.Review.Findings[0].Excerpt; len(ex.Lines) != 0 || ex.Path != "app.go" {
+		t.Errorf("secret finding's excerpt = %+v, want none: it would show the secret", ex)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	for _, tc := range []struct {
+		severities []string
+		blocking   string
+		want       string
+	}{
+		{nil, "", review.VerdictApprove},
+		{[]string{"low", "info"}, "", review.VerdictComment},
+		{[]string{"medium"}, "", review.VerdictComment},
+		{[]string{"low", "high"}, "", review.VerdictRequestChanges},
+		{[]string{"critical"}, "", review.VerdictRequestChanges},
+		{[]string{"medium"}, "medium", review.VerdictRequestChanges},
+		{[]string{"high"}, "critical", review.VerdictComment},
+		{[]string{"info"}, "info", review.VerdictRequestChanges},
+	} {
+		var fs []specialist.Finding
+		for i, s := range tc.severities {
+			fs = append(fs, fnd("r", s, "app.go", 9+i, "finding "+s))
+		}
+		o := opts()
+		o.BlockingSeverity = tc.blocking
+		res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic", findings: fs}}, o)
+		if res.Review.Verdict != tc.want {
+			t.Errorf("severities %v, blocking %q: verdict %s, want %s", tc.severities, tc.blocking, res.Review.Verdict, tc.want)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	o := opts()
+	o.Notes = []string{".quorum.yaml line 3: quorum: want a number"}
+	o.Include = func(path string) bool { return path != "util.go" }
+	var saw []string
+	spy := fake{name: "logic", find: func(_ context.Context, c *change.Change) []specialist.Finding {
+		for _, f := range c.Files {
+			saw = append(saw, f.Path())
+		}
+		return []specialist.Finding{
+			fnd("a", "high", "app.go", 10, "SQL injection"),
+			fnd("b", "high", "util.go", 3, "in an excluded file"),
+		}
+	}}
+	res := Run(context.Background(), c, []specialist.Specialist{spy}, o)
+	if !slices.Equal(saw, []string{"app.go"}) {
+		t.Errorf("specialist saw %v, want only app.go (util.go is excluded)", saw)
+	}
+	if len(res.Review.Findings) != 1 {
+		t.Errorf("%d findings, want 1: the excluded file's is dropped", len(res.Review.Findings))
+	}
+	for _, want := range []string{
+		"Reviewed 1 file (+8 −0) of " + c.HeadSHA[:12] + " against " + c.BaseSHA[:12],
+		"Changes requested: 1 finding at or above high severity",
+		"- high logic: SQL injection (app.go:10)",
+		"Not reviewed: 2 files (1 generated, 1 lock file)",
+		"Excluded by the repository's configuration: 1 file",
+		"- .quorum.yaml line 3: quorum: want a number",
+	} {
+		if !strings.Contains(res.Review.Summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
+		}
+	}
+}
