@@ -116,6 +116,16 @@ func (c Config) Includes(path string) bool {
 	return !matchAny(c.Paths.Exclude, path)
 }
 
+// Enabled reports whether the named specialist is enabled.
+func (c Config) Enabled(name string) bool { return slices.Contains(c.Specialists, name) }
+
+// Blocks reports whether a finding of severity makes the verdict
+// request_changes: it is at or above the blocking severity.
+func (c Config) Blocks(severity string) bool {
+	r := specialist.SeverityRank(severity)
+	return r >= 0 && r <= specialist.SeverityRank(c.BlockingSeverity)
+}
+
 // InstructionsFor returns the texts of the instructions whose glob matches
 // path, in the file's order.
 func (c Config) InstructionsFor(path string) []string {

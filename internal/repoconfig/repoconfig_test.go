@@ -225,6 +225,22 @@ func TestIncludes(t *testing.T) {
 	}
 }
 
+func TestEnabledAndBlocks(t *testing.T) {
+	t.Parallel()
+	cfg, _ := Parse(".quorum.yaml", []byte("specialists: [security]\nblocking_severity: medium\n"))
+	if !cfg.Enabled("security") || cfg.Enabled("tests") {
+		t.Errorf("Enabled: security %v, tests %v; want true, false", cfg.Enabled("security"), cfg.Enabled("tests"))
+	}
+	for sev, want := range map[string]bool{"critical": true, "high": true, "medium": true, "low": false, "info": false, "bogus": false} {
+		if got := cfg.Blocks(sev); got != want {
+			t.Errorf("Blocks(%q) = %v, want %v", sev, got, want)
+		}
+	}
+	if Default().Blocks("medium") || !Default().Blocks("high") {
+		t.Error("default blocking severity is not high")
+	}
+}
+
 func TestInstructionsFor(t *testing.T) {
 	t.Parallel()
 	cfg := Default()

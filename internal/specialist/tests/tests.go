@@ -311,26 +311,14 @@ func (x *file) testNames(hunks []change.Hunk, kind change.Kind) []string {
 	return names
 }
 
-// deletedFileTests returns the names of the tests in a deleted file.
+// deletedFileTests returns the names of the tests in a deleted file: its
+// lines at base, read as one deleted hunk.
 func (x *file) deletedFileTests() []string {
-	var names []string
-	for i, masked := range x.baseMask {
-		raw := x.base[i]
-		if x.eco.testDecl != nil {
-			if name, ok := declName(x.eco.testDecl, raw, masked); ok && name != "" && name != "TestMain" {
-				names = append(names, name)
-			}
-		}
-		if x.eco.testAttr != nil && x.eco.testAttr.MatchString(masked) {
-			for j := i + 1; j < len(x.baseMask) && j <= i+6; j++ {
-				if name, ok := declName(x.eco.declName, x.base[j], x.baseMask[j]); ok && name != "" {
-					names = append(names, name)
-					break
-				}
-			}
-		}
+	h := change.Hunk{Lines: make([]change.Line, len(x.base))}
+	for i, text := range x.base {
+		h.Lines[i] = change.Line{Kind: change.KindDeleted, Text: text, OldNumber: i + 1}
 	}
-	return names
+	return x.testNames([]change.Hunk{h}, change.KindDeleted)
 }
 
 func (r *review) add(f specialist.Finding) {
