@@ -182,7 +182,7 @@ func (r *review) untestedExports(skip map[string]bool) error {
 			}
 			r.add(specialist.Finding{
 				Rule: RuleUntestedExport, Severity: sevExport, Path: owners[i].path, Line: e.line,
-				Headline: fmt.Sprintf("New exported %s is not used by any test", what),
+				Headline: fmt.Sprintf("New exported %s is not referenced by any test", what),
 				Body: fmt.Sprintf("No test of package %s refers to %s, so nothing checks what it does. "+
 					"Add a test that calls it, in %s.", dirName(owners[i].path), e.name, suggestTest(owners[i].eco, owners[i].path)),
 			})

@@ -13,6 +13,7 @@ import (
 // live, how a test, a skip and an assertion are written.
 type ecosystem struct {
 	name   string
+	label  string // for people: "JavaScript/TypeScript"
 	exts   []string
 	syntax syntax
 	// isTest says whether a path is a test file.
@@ -64,6 +65,7 @@ func hasDir(p string, names ...string) bool {
 var ecosystems = []*ecosystem{
 	{
 		name:   "go",
+		label:  "Go",
 		exts:   []string{".go"},
 		syntax: syntaxC,
 		isTest: func(p string) bool { return strings.HasSuffix(p, "_test.go") },
@@ -77,6 +79,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "python",
+		label:  "Python",
 		exts:   []string{".py"},
 		syntax: syntaxPython,
 		isTest: func(p string) bool {
@@ -93,6 +96,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "javascript",
+		label:  "JavaScript/TypeScript",
 		exts:   []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"},
 		syntax: syntaxC,
 		isTest: func(p string) bool {
@@ -108,6 +112,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "jvm",
+		label:  "Java/Kotlin",
 		exts:   []string{".java", ".kt"},
 		syntax: syntaxC,
 		isTest: func(p string) bool {
@@ -123,6 +128,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "ruby",
+		label:  "Ruby",
 		exts:   []string{".rb"},
 		syntax: syntaxRuby,
 		isTest: func(p string) bool {
@@ -140,6 +146,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "rust",
+		label:  "Rust",
 		exts:   []string{".rs"},
 		syntax: syntaxRust,
 		// Unit tests live in the same file under #[cfg(test)]; see
@@ -155,6 +162,7 @@ var ecosystems = []*ecosystem{
 	},
 	{
 		name:   "csharp",
+		label:  "C#",
 		exts:   []string{".cs"},
 		syntax: syntaxC,
 		isTest: func(p string) bool {

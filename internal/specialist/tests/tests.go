@@ -352,6 +352,9 @@ func (r *review) skips(x *file) {
 					continue
 				}
 				what := strings.TrimSpace(strings.TrimRight(masked[m[0]:m[1]], "(["))
+				if strings.HasPrefix(what, "#[") {
+					what += "]"
+				}
 				if rule.focus {
 					r.add(specialist.Finding{
 						Rule: RuleSkipAdded, Severity: sevFocus, Path: x.path, Line: l.NewNumber,
@@ -438,7 +441,7 @@ func (r *review) deletedTests(x *file) {
 	if len(names) == 0 {
 		return
 	}
-	headline := fmt.Sprintf("Test %s removed", names[0])
+	headline := fmt.Sprintf("Test %s removed", quoteName(names[0]))
 	if len(names) > 1 {
 		headline = fmt.Sprintf("%d tests removed: %s", len(names), list(names))
 	}
@@ -449,6 +452,15 @@ func (r *review) deletedTests(x *file) {
 			"tested stays. Keep them, or replace them with tests of the new behavior; if they were " +
 			"obsolete, say why in the description.",
 	})
+}
+
+// quoteName quotes a test's name that is a sentence ("adds negatives"),
+// not an identifier.
+func quoteName(n string) string {
+	if strings.ContainsAny(n, " \t") {
+		return `"` + n + `"`
+	}
+	return n
 }
 
 // gone returns the names of removed tests that the change does not add
@@ -517,11 +529,13 @@ func (r *review) removedAssertions(x *file) {
 				continue
 			}
 			raw, masked := x.line(l)
-			if !x.eco.assert.MatchString(masked) {
+			if l.Kind == change.KindAdded {
+				if x.eco.assert.MatchString(masked) || reComparable.MatchString(masked) {
+					hc.added++
+				}
 				continue
 			}
-			if l.Kind == change.KindAdded {
-				hc.added++
+			if !x.eco.assert.MatchString(masked) {
 				continue
 			}
 			hc.removed++
@@ -583,6 +597,12 @@ func assertBody(n int) string {
 		"now accepts behavior it used to reject. If the assertion was wrong, replace it with the right one; "+
 		"if the behavior it checked changed on purpose, assert the new behavior.", what)
 }
+
+// reComparable matches an added line that checks something in a way the
+// ecosystem's assertion pattern does not know: a helper named for checking
+// (checkSum, assertValid, mustParse, expectError), or a Go helper handed
+// the test's t.
+var reComparable = regexp.MustCompile(`(?i)\b\w*(assert|expect|check|verify|must|require|should|ensure)\w*\s*\(|\(\s*(t|tb|b)\s*[,)]`)
 
 // removedTestLines marks the lines of a hunk that belong to a removed
 // test: in a run of deleted lines, those from the test's declaration on.
@@ -651,7 +671,7 @@ func (r *review) untestedChanges() map[string]bool {
 		case "rust":
 			where = "no #[cfg(test)] module or tests/ file"
 		default:
-			where = "no " + x.eco.name + " test file"
+			where = "no " + x.eco.label + " test file"
 		}
 		if covered {
 			continue

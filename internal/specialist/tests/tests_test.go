@@ -328,11 +328,18 @@ func TestGoAssertionRemoved(t *testing.T) {
 	check(t, fs, files, want{"calc/calc_test.go", "got := Add(1, 2)", RuleAssertionRemoved, "medium"})
 }
 
-// An assertion rewritten (a comparison into a t.Fatalf) is not removed.
+// An assertion rewritten (into a t.Fatalf, or a call of a helper that
+// checks) is not removed.
 func TestGoAssertionRewrittenIsClean(t *testing.T) {
 	t.Parallel()
 	head := strings.Replace(goCalcTest, `		t.Errorf("Add(1, 2) = %d, want 3", got)`, `		t.Fatalf("Add(1, 2) = %d, want 3", got)`, 1)
 	fs, _, files := runReview(t, nil, goBase(), map[string]string{"calc/calc_test.go": head})
+	check(t, fs, files)
+
+	head = strings.Replace(goCalcTest, `	if got := Add(1, 2); got != 3 {
+		t.Errorf("Add(1, 2) = %d, want 3", got)
+	}`, `	equal(t, Add(1, 2), 3)`, 1)
+	fs, _, files = runReview(t, nil, goBase(), map[string]string{"calc/calc_test.go": head})
 	check(t, fs, files)
 }
 
