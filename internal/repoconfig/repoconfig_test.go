@@ -129,6 +129,16 @@ func TestLoadYMLAtBase(t *testing.T) {
 	}
 }
 
+// A .quorum.yaml that cannot be read as a file gives the defaults and
+// says so.
+func TestLoadUnreadable(t *testing.T) {
+	t.Parallel()
+	cfg, problems := load(t, map[string]string{".quorum.yaml/x": "max_findings: 7\n"}, map[string]string{"a.go": "package a\n"})
+	if len(problems) != 1 || !strings.Contains(problems[0], "could not be read") || !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("config = %+v, problems %q; want defaults and one problem", cfg, problems)
+	}
+}
+
 // A configuration at base that is wrong in places applies where it is
 // right, and the problems come back.
 func TestLoadReportsProblemsAtBase(t *testing.T) {
