@@ -110,8 +110,9 @@ func WithInstructions(ins []Instruction) Option {
 	return func(e *Engine) { e.instructions = append(e.instructions, ins...) }
 }
 
-// WithHTTPClient sets the HTTP client; http.DefaultClient's transport
-// otherwise. Per-request timeouts come from Config.Timeout either way.
+// WithHTTPClient sets the HTTP client; by default one with
+// http.DefaultTransport that follows no redirect. Per-request timeouts come
+// from Config.Timeout either way.
 func WithHTTPClient(c *http.Client) Option {
 	return func(e *Engine) { e.http = c }
 }
@@ -204,10 +205,15 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 		name:     name,
 		focus:    focuses[name],
 		endpoint: u.String(),
-		http:     &http.Client{},
-		log:      slog.New(slog.DiscardHandler),
-		now:      time.Now,
-		sleep:    sleepCtx,
+		// Redirects are not followed: the key would go along to wherever
+		// the redirect points (Go drops only Authorization across hosts,
+		// not an api-key header).
+		http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		log:   slog.New(slog.DiscardHandler),
+		now:   time.Now,
+		sleep: sleepCtx,
 	}
 	for _, o := range opts {
 		o(e)

@@ -292,6 +292,24 @@ func TestAzureStyleEndpoint(t *testing.T) {
 	}
 }
 
+func TestRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
+	_, c := smallChange(t)
+	elsewhere := newFakeAPI(t, reply{body: answer()})
+	f := newFakeAPI(t)
+	f.handle = func(w http.ResponseWriter, r *http.Request, _ map[string]any) {
+		http.Redirect(w, r, elsewhere.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}
+	e, _, _ := newEngine(t, f, Config{APIKeyHeader: "api-key"}, specialist.Logic)
+	_, err := e.Review(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 307") {
+		t.Errorf("error %v, want the redirect as an error", err)
+	}
+	if n := len(elsewhere.seen()); n != 0 {
+		t.Errorf("the redirect was followed, with the key: %d requests elsewhere", n)
+	}
+}
+
 func TestJSONObjectFallback(t *testing.T) {
 	t.Parallel()
 	_, c := smallChange(t)
