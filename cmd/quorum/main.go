@@ -60,6 +60,7 @@ Usage: quorum <command> [flags]
 Commands:
   serve      run the API server and the job workers
   migrate    apply database migrations and exit
+  review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
   version    print the version
 
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "review":
+		return runReview(ctx, rest, getenv, stdout, stderr)
 	case "token":
 		return runToken(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":

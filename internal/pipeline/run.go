@@ -238,7 +238,13 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 	case r := <-done:
 		o.Findings, o.Err = r.findings, r.err
 	case <-tctx.Done():
-		o.Err = tctx.Err()
+		// A specialist that finished as its time ran out has finished.
+		select {
+		case r := <-done:
+			o.Findings, o.Err = r.findings, r.err
+		default:
+			o.Err = tctx.Err()
+		}
 	}
 	if o.Err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		o.Err = fmt.Errorf("%w after %s", ErrTimeout, opts.Timeout)

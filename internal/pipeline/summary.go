@@ -77,7 +77,7 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 		fmt.Fprintf(&b, "Excluded by the repository's configuration: %s.\n", plural(excluded, "file"))
 	}
 	if len(opts.Notes) > 0 {
-		b.WriteString("\nConfiguration problems (defaults used instead):\n")
+		b.WriteString("\nConfiguration problems:\n")
 		for _, n := range opts.Notes {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}

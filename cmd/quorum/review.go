@@ -1,0 +1,567 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/repoconfig"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/logic"
+	"github.com/quorum-review/quorum/internal/specialist/performance"
+	"github.com/quorum-review/quorum/internal/specialist/security"
+	"github.com/quorum-review/quorum/internal/specialist/tests"
+)
+
+const reviewSummary = `Reviews a change in a local git repository with the built-in specialists
+(logic, security, performance, tests) and prints the review. The repository's
+.quorum.yaml is read from the base commit. Nothing from the repository is run.
+
+Exit status: 1 when the review fails the threshold (by default, when its
+verdict is request_changes; see --fail-on), 0 when it passes, 2 on errors
+(including a review that could not run because too few specialists finished).`
+
+// verdictError is a review that fails --fail-on: exit status 1, as linters
+// use it, leaving 2 for errors.
+type verdictError struct {
+	verdict   string
+	threshold string
+	failing   int
+}
+
+func (e verdictError) Error() string {
+	return fmt.Sprintf("review fails: %s at or above %s (verdict %s)", plural(e.failing, "finding"), e.threshold, e.verdict)
+}
+
+// reviewFailure marks an error of quorum review: exit status 2, which the
+// command's exit-status convention shares with usage errors.
+func reviewFailure(err error) error { return usageError{err} }
+
+func runReview(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c := newCommand("review", "quorum review [flags]", reviewSummary)
+	repoDir := c.String("repo", "", ".", "the git repository to review (a work tree or a git directory)")
+	base := c.String("base", "", "", "base revision (default: the merge-base of the head with the default branch)")
+	head := c.String("head", "", "HEAD", "head revision")
+	format := c.String("format", "", "text", "output: text (for people), json (the API's full review) or sarif (SARIF 2.1.0)")
+	failOn := c.String("fail-on", "", "", "exit 1 when a finding is at or above this severity (critical, high, medium, low, info), or never (default: the blocking severity, i.e. when the verdict is request_changes)")
+	timeout := c.Duration("timeout", "", pipeline.DefaultTimeout, "time limit of each specialist")
+	color := c.String("color", "", "auto", "colour severities in text output: auto (when standard output is a terminal and NO_COLOR is unset), always or never")
+	save := c.Bool("save", "", false, "store the review (and its events) in the database, so quorum serve shows it")
+	owner := c.String("owner", "", "local", "repository owner (and account) the review is stored under")
+	name := c.String("name", "", "", "repository name the review is stored under (default: the repository directory's name)")
+	pr := c.Int("pr", "", 0, "pull request number the review is stored under")
+	db := addDBFlags(c)
+	if err := c.parse(args, getenv, stdout); err != nil {
+		return err
+	}
+	if !slices.Contains([]string{"text", "json", "sarif"}, *format) {
+		return usageError{fmt.Errorf("--format: want text, json or sarif, got %q", *format)}
+	}
+	if *failOn != "" && *failOn != "never" && specialist.SeverityRank(*failOn) < 0 {
+		return usageError{fmt.Errorf("--fail-on: want critical, high, medium, low, info or never, got %q", *failOn)}
+	}
+	if !slices.Contains([]string{"auto", "always", "never"}, *color) {
+		return usageError{fmt.Errorf("--color: want auto, always or never, got %q", *color)}
+	}
+	if *pr < 0 {
+		return usageError{fmt.Errorf("--pr: want 0 or more, got %d", *pr)}
+	}
+	if *name == "" {
+		abs, err := filepath.Abs(*repoDir)
+		if err != nil {
+			return reviewFailure(err)
+		}
+		*name = filepath.Base(abs)
+	}
+
+	ch, err := change.NewLocal(*repoDir).Change(ctx, change.Ref{Owner: *owner, Repo: *name, PRNumber: *pr, Base: *base, Head: *head})
+	if err != nil {
+		return reviewFailure(fmt.Errorf("read the change: %w", err))
+	}
+	cfg, problems := repoconfig.Load(ctx, ch)
+
+	// With --save, the account's review rate limit is checked before the
+	// specialists run.
+	var saver func(pipeline.Result) error
+	if *save {
+		d, err := db.open(ctx, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return reviewFailure(err)
+		}
+		defer d.Close()
+		acct, err := account.Ensure(ctx, d.Writer(), account.PlatformGitHub, *owner, "")
+		if err != nil {
+			return reviewFailure(err)
+		}
+		repo, err := account.EnsureRepository(ctx, d.Writer(), acct.ID, *owner, *name)
+		if err != nil {
+			return reviewFailure(err)
+		}
+		limits := pipeline.RateLimit{}
+		if _, err := pipeline.CheckRateLimit(ctx, d.Reader(), acct.ID, limits, time.Now()); err != nil {
+			if errors.Is(err, pipeline.ErrRateLimited) {
+				skipped := pipeline.Skipped(*owner, *name, *pr, ch.HeadSHA, event.ReasonRateLimit, time.Now())
+				if _, serr := pipeline.Save(ctx, d, acct.ID, repo.ID, skipped, limits); serr != nil {
+					return reviewFailure(serr)
+				}
+			}
+			return reviewFailure(err)
+		}
+		saver = func(res pipeline.Result) error {
+			saved, err := pipeline.Save(ctx, d, acct.ID, repo.ID, res, limits)
+			if err != nil {
+				return err
+			}
+			if saved.ReviewID != "" {
+				fmt.Fprintf(stderr, "quorum: saved review %s of %s/%s#%d (%s); quorum serve shows it at /v1/reviews/%s\n",
+					saved.ReviewID, *owner, *name, *pr, db.describe(), saved.ReviewID)
+			} else {
+				fmt.Fprintf(stderr, "quorum: saved review.failed (%s) for %s/%s#%d\n", res.Reason, *owner, *name, *pr)
+			}
+			return nil
+		}
+	}
+
+	specs, missing, err := builtinSpecialists(*repoDir, cfg.Specialists)
+	if err != nil {
+		return reviewFailure(err)
+	}
+	notes := problems
+	if len(missing) > 0 {
+		notes = append(slices.Clone(problems), fmt.Sprintf("specialists %s are enabled but not available in this build.", strings.Join(missing, ", ")))
+	}
+	fmt.Fprintf(stderr, "quorum: reviewing %s..%s with %s\n", shortSHA(ch.BaseSHA), shortSHA(ch.HeadSHA), strings.Join(names(specs), ", "))
+	res := pipeline.Run(ctx, ch, specs, pipeline.Options{
+		Timeout:          *timeout,
+		Quorum:           cfg.Quorum,
+		BlockingSeverity: cfg.BlockingSeverity,
+		MaxFindings:      cfg.MaxFindings,
+		Include:          cfg.Includes,
+		Notes:            notes,
+		Progress:         progressPrinter(stderr),
+	})
+	if err := ctx.Err(); err != nil {
+		return reviewFailure(fmt.Errorf("review interrupted: %w", err))
+	}
+	if saver != nil {
+		if err := saver(res); err != nil {
+			return reviewFailure(err)
+		}
+	}
+	if !res.Completed() {
+		fmt.Fprintln(stderr, res.Review.Summary)
+		return reviewFailure(fmt.Errorf("the review could not run (%s)", res.Reason))
+	}
+
+	switch *format {
+	case "json":
+		err = writeIndentedJSON(stdout, res.Review)
+	case "sarif":
+		err = writeIndentedJSON(stdout, toSARIF(ctx, ch, res.Review))
+	default:
+		useColor := *color == "always" || *color == "auto" && getenv("NO_COLOR") == "" && isTerminal(stdout)
+		err = writeText(stdout, res.Review, useColor)
+	}
+	if err != nil {
+		return reviewFailure(err)
+	}
+
+	threshold := *failOn
+	if threshold == "" {
+		threshold = cfg.BlockingSeverity
+	}
+	if threshold != "never" {
+		n := 0
+		for _, f := range res.Review.Findings {
+			if specialist.SeverityRank(f.Severity) <= specialist.SeverityRank(threshold) {
+				n++
+			}
+		}
+		if n > 0 {
+			return verdictError{verdict: res.Review.Verdict, threshold: threshold, failing: n}
+		}
+	}
+	return nil
+}
+
+// builtinSpecialists constructs the enabled built-in specialists, in the
+// configuration's order, and names the enabled ones this build lacks.
+func builtinSpecialists(repoDir string, enabled []string) ([]specialist.Specialist, []string, error) {
+	loader := goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(repoDir)})
+	var out []specialist.Specialist
+	var missing []string
+	for _, n := range enabled {
+		switch n {
+		case specialist.Logic:
+			out = append(out, logic.New(loader))
+		case specialist.Performance:
+			out = append(out, performance.New(loader))
+		case specialist.Security:
+			s, err := security.NewDefault(loader)
+			if err != nil {
+				return nil, nil, fmt.Errorf("security specialist: %w", err)
+			}
+			out = append(out, s)
+		case specialist.Tests:
+			out = append(out, &tests.Specialist{Lister: &gitDirLister{list: goanalysis.GitListFiles(repoDir)}})
+		default:
+			missing = append(missing, n)
+		}
+	}
+	return out, missing, nil
+}
+
+// gitDirLister lists a directory at a revision for the tests specialist,
+// from one listing of the whole tree per revision.
+type gitDirLister struct {
+	list  func(ctx context.Context, c *change.Change, rev string) ([]string, error)
+	mu    sync.Mutex
+	trees map[string][]string
+}
+
+func (g *gitDirLister) ListFiles(ctx context.Context, rev, dir string) ([]string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	all, ok := g.trees[rev]
+	if !ok {
+		var err error
+		if all, err = g.list(ctx, nil, rev); err != nil {
+			return nil, err
+		}
+		if g.trees == nil {
+			g.trees = map[string][]string{}
+		}
+		g.trees[rev] = all
+	}
+	var out []string
+	for _, p := range all {
+		if path.Dir(p) == path.Clean(dir) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func names(specs []specialist.Specialist) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+// progressPrinter reports each specialist's start and end on w.
+func progressPrinter(w io.Writer) func(pipeline.Progress) {
+	var mu sync.Mutex
+	return func(p pipeline.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch p.Stage {
+		case pipeline.StageStarted:
+			fmt.Fprintf(w, "quorum: %-11s started\n", p.Specialist)
+		case pipeline.StageFinished:
+			fmt.Fprintf(w, "quorum: %-11s finished in %s, %s\n", p.Specialist, p.Duration.Round(time.Millisecond), plural(p.Findings, "finding"))
+		case pipeline.StageFailed:
+			why, _, _ := strings.Cut(p.Err.Error(), "\n")
+			fmt.Fprintf(w, "quorum: %-11s failed after %s: %s\n", p.Specialist, p.Duration.Round(time.Millisecond), why)
+		}
+	}
+}
+
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// ANSI colours of the severities.
+var severityColor = map[string]string{
+	specialist.SeverityCritical: "\x1b[1;31m",
+	specialist.SeverityHigh:     "\x1b[31m",
+	specialist.SeverityMedium:   "\x1b[33m",
+	specialist.SeverityLow:      "\x1b[36m",
+	specialist.SeverityInfo:     "\x1b[2m",
+}
+
+// writeText prints the review for people: findings grouped by file, files
+// in the order of their most severe finding, findings by line, then the
+// summary.
+func writeText(w io.Writer, r review.Full, color bool) error {
+	var b strings.Builder
+	byFile := map[string][]review.Finding{}
+	var files []string
+	for _, f := range r.Findings {
+		if _, ok := byFile[f.Path]; !ok {
+			files = append(files, f.Path)
+		}
+		byFile[f.Path] = append(byFile[f.Path], f)
+	}
+	paint := func(sev, s string) string {
+		if !color {
+			return s
+		}
+		return severityColor[sev] + s + "\x1b[0m"
+	}
+	for _, file := range files {
+		fs := byFile[file]
+		slices.SortStableFunc(fs, func(a, b review.Finding) int { return a.Line - b.Line })
+		if color {
+			fmt.Fprintf(&b, "\x1b[1m%s\x1b[0m\n", file)
+		} else {
+			fmt.Fprintf(&b, "%s\n", file)
+		}
+		for _, f := range fs {
+			loc := f.Path
+			if f.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
+			}
+			fmt.Fprintf(&b, "  %s %s [%s] %s (%s)\n", loc, paint(f.Severity, strings.ToUpper(f.Severity)), f.Specialist, f.Headline, f.Rule)
+			for _, l := range f.Excerpt.Lines {
+				if l.Number >= f.Line && l.Number <= max(f.EndLine, f.Line) {
+					fmt.Fprintf(&b, "      %5d │ %s\n", l.Number, strings.TrimRight(l.Text, " \t"))
+				}
+			}
+			for _, l := range strings.Split(strings.TrimSpace(f.Body), "\n") {
+				if l = strings.TrimRight(l, " \t"); l == "" {
+					b.WriteString("\n")
+				} else {
+					fmt.Fprintf(&b, "      %s\n", l)
+				}
+			}
+			if f.SuggestedPatch != nil {
+				b.WriteString("      Suggested fix:\n")
+				for _, l := range strings.Split(strings.TrimRight(*f.SuggestedPatch, "\n"), "\n") {
+					fmt.Fprintf(&b, "        %s\n", l)
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(&b, "%s\n\nVerdict: %s\n", r.Summary, strings.ReplaceAll(r.Verdict, "_", " "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SARIF 2.1.0 (OASIS), the format code-scanning tools read.
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string         `json:"id"`
+	ShortDescription     sarifMessage   `json:"shortDescription"`
+	DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
+	Properties           map[string]any `json:"properties,omitempty"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifMessage      `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+	Fixes               []sarifFix        `json:"fixes,omitempty"`
+	Properties          map[string]any    `json:"properties,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+	EndLine     int `json:"endLine,omitempty"`
+	EndColumn   int `json:"endColumn,omitempty"`
+}
+
+type sarifFix struct {
+	Description     sarifMessage          `json:"description"`
+	ArtifactChanges []sarifArtifactChange `json:"artifactChanges"`
+}
+
+type sarifArtifactChange struct {
+	ArtifactLocation sarifArtifact      `json:"artifactLocation"`
+	Replacements     []sarifReplacement `json:"replacements"`
+}
+
+type sarifReplacement struct {
+	DeletedRegion   sarifRegion   `json:"deletedRegion"`
+	InsertedContent *sarifMessage `json:"insertedContent,omitempty"`
+}
+
+// sarifLevel maps a severity to a SARIF level.
+func sarifLevel(severity string) string {
+	switch severity {
+	case specialist.SeverityCritical, specialist.SeverityHigh:
+		return "error"
+	case specialist.SeverityMedium:
+		return "warning"
+	}
+	return "note"
+}
+
+// securitySeverity is GitHub code scanning's score for security rules.
+var securitySeverity = map[string]string{
+	specialist.SeverityCritical: "9.5", specialist.SeverityHigh: "8.0",
+	specialist.SeverityMedium: "5.5", specialist.SeverityLow: "3.0", specialist.SeverityInfo: "1.0",
+}
+
+// fingerprintKey names quorum's fingerprint among a result's partial
+// fingerprints; the version changes if the recipe does.
+const fingerprintKey = "quorumFindingHash/v1"
+
+func toSARIF(ctx context.Context, ch *change.Change, r review.Full) sarifLog {
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{Name: "quorum", Version: buildVersion(),
+			InformationURI: "https://github.com/quorum-review/quorum", Rules: []sarifRule{}}},
+		Results: []sarifResult{},
+	}
+	ruleIndex := map[string]int{}
+	for _, f := range r.Findings {
+		i, ok := ruleIndex[f.Rule]
+		if !ok {
+			i = len(run.Tool.Driver.Rules)
+			ruleIndex[f.Rule] = i
+			rule := sarifRule{ID: f.Rule, ShortDescription: sarifMessage{Text: f.Headline},
+				DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)},
+				Properties:           map[string]any{"tags": []string{f.Category}}}
+			if f.Category == specialist.CategorySecurity {
+				rule.Properties["security-severity"] = securitySeverity[f.Severity]
+			}
+			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, rule)
+		}
+		loc := sarifPhysical{ArtifactLocation: sarifArtifact{URI: f.Path}}
+		if f.Line > 0 {
+			loc.Region = &sarifRegion{StartLine: f.Line, EndLine: max(f.EndLine, f.Line)}
+		}
+		text := f.Headline
+		if body := strings.TrimSpace(f.Body); body != "" {
+			text += "\n\n" + body
+		}
+		res := sarifResult{
+			RuleID: f.Rule, RuleIndex: i, Level: sarifLevel(f.Severity),
+			Message:             sarifMessage{Text: text},
+			Locations:           []sarifLocation{{PhysicalLocation: loc}},
+			PartialFingerprints: map[string]string{fingerprintKey: f.Fingerprint},
+			Properties:          map[string]any{"severity": f.Severity, "category": f.Category, "specialist": f.Specialist},
+		}
+		if f.SuggestedPatch != nil {
+			if fix, ok := sarifFixOf(ctx, ch, f.Path, *f.SuggestedPatch); ok {
+				res.Fixes = []sarifFix{fix}
+			}
+		}
+		run.Results = append(run.Results, res)
+	}
+	return sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
+}
+
+// sarifFixOf turns a simple suggested patch — one hunk of one file,
+// replacing lines inside the file — into a SARIF fix; anything else has
+// none (the patch is still in the JSON output).
+func sarifFixOf(ctx context.Context, ch *change.Change, filePath, patch string) (sarifFix, bool) {
+	files, err := change.ParseDiff(strings.NewReader(patch))
+	if err != nil || len(files) != 1 || len(files[0].Hunks) != 1 || files[0].NewPath != filePath || files[0].OldPath != filePath {
+		return sarifFix{}, false
+	}
+	h := files[0].Hunks[0]
+	data, err := ch.ReadFile(ctx, filePath)
+	if err != nil || h.OldLines == 0 || h.OldStart+h.OldLines > strings.Count(string(data), "\n") {
+		return sarifFix{}, false // an insertion, or a hunk that reaches the file's end
+	}
+	var inserted strings.Builder
+	for _, l := range h.Lines {
+		if l.Kind != change.KindDeleted {
+			inserted.WriteString(l.Text + "\n")
+		}
+	}
+	return sarifFix{
+		Description: sarifMessage{Text: "Suggested fix"},
+		ArtifactChanges: []sarifArtifactChange{{
+			ArtifactLocation: sarifArtifact{URI: filePath},
+			Replacements: []sarifReplacement{{
+				// Whole lines: from the hunk's first line up to the start
+				// of the line after it.
+				DeletedRegion:   sarifRegion{StartLine: h.OldStart, StartColumn: 1, EndLine: h.OldStart + h.OldLines, EndColumn: 1},
+				InsertedContent: &sarifMessage{Text: inserted.String()},
+			}},
+		}},
+	}, true
+}
