@@ -142,6 +142,16 @@ func (db *DB) migrateTx(ctx context.Context, fn func(q Querier, riverUp func() (
 			return fmt.Errorf("lock for migration: %w", err)
 		}
 		defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))`, int32(migrationLockClass))
+		// Refuse a newer schema before River's migrations touch anything.
+		q := pgxQuerier{conn}
+		if _, err := q.Exec(ctx, createMigrationsTable); err != nil {
+			return fmt.Errorf("create migrations table: %w", err)
+		}
+		if current, err := currentVersion(ctx, q); err != nil {
+			return err
+		} else if current > LatestVersion() {
+			return fmt.Errorf("%w (database at %d, binary knows %d)", ErrSchemaNewer, current, LatestVersion())
+		}
 		m, err := rivermigrate.New(riverpgxv5.New(db.pool), nil)
 		if err != nil {
 			return err

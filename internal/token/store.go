@@ -226,6 +226,14 @@ func (s *Store) Flush(ctx context.Context) error {
 			s.written[tid] = at
 		}
 	}
+	// Forget writes too old to throttle anything, so the map holds only
+	// tokens used in the last minute.
+	now := s.now()
+	for tid, w := range s.written {
+		if now.Sub(w) >= usedEvery {
+			delete(s.written, tid)
+		}
+	}
 	return err
 }
 
