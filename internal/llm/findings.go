@@ -162,6 +162,9 @@ func knownPath(files map[string]*change.File, p string) string {
 // hunk). It reports whether the range was left as the model gave it: a
 // suggested replacement of a trimmed range would replace the wrong lines.
 func fitHunk(f *change.File, fd *specialist.Finding) bool {
+	if f == nil {
+		return false
+	}
 	first := 0
 	for l := fd.Line; l <= fd.EndLine; l++ {
 		if f.Changed(l) {

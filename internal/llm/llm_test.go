@@ -466,8 +466,18 @@ func TestCanceledReviewIsNotRetried(t *testing.T) {
 func TestChunking(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
-	base := r.commit(map[string]string{"keep.txt": "x\n"})
-	files := map[string]string{}
+	// A file of many hunks, larger than a request: split between hunks.
+	var before, after strings.Builder
+	for j := range 1500 {
+		fmt.Fprintf(&before, "stable line %d of a long file that changes here and there\n", j+1)
+		if j%10 == 0 {
+			fmt.Fprintf(&after, "edited line %d of a long file that changes here and there\n", j+1)
+		} else {
+			fmt.Fprintf(&after, "stable line %d of a long file that changes here and there\n", j+1)
+		}
+	}
+	base := r.commit(map[string]string{"keep.txt": "x\n", "pkg/hunks.txt": before.String()})
+	files := map[string]string{"pkg/hunks.txt": after.String()}
 	for i := range 12 {
 		var b strings.Builder
 		for j := range 60 {
@@ -518,7 +528,7 @@ func TestChunking(t *testing.T) {
 		}
 	}
 	// Every added line is sent exactly once, with its number.
-	if want := 12*60 + 900; len(lines) != want {
+	if want := 12*60 + 900 + 150; len(lines) != want {
 		t.Errorf("%d distinct added lines sent, want %d", len(lines), want)
 	}
 	for l, n := range lines {
