@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -87,8 +88,9 @@ type Config struct {
 type Loader struct {
 	cfg Config
 
-	mu      sync.Mutex
-	loads   map[string]*load
+	mu         sync.Mutex
+	registered []*analysis.Analyzer
+	loads      map[string]*load
 	order   []string
 	envOnce sync.Once
 	env     []string
@@ -107,6 +109,21 @@ type load struct {
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
 	return &Loader{cfg: cfg, loads: map[string]*load{}}
+}
+
+// Register adds analyzers that every load runs, once, in one pass of the
+// checker: specialists sharing a loader register theirs when they are
+// built, so the work analyzers have in common (the syntax inspector, SSA
+// and IR building, facts about dependencies) is done once per change, not
+// once per specialist.
+func (l *Loader) Register(analyzers ...*analysis.Analyzer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range analyzers {
+		if !slices.Contains(l.registered, a) {
+			l.registered = append(l.registered, a)
+		}
+	}
 }
 
 // Program is the loaded form of a change's Go code: type-checked packages,
@@ -128,6 +145,17 @@ type Program struct {
 	Files []*ast.File
 	// head holds the contents of the files copied, by repository path.
 	head map[string][]byte
+
+	// The registered analyzers run once, on first use.
+	registered []*analysis.Analyzer
+	once       sync.Once
+	results    map[*analysis.Analyzer]analyzed
+}
+
+// analyzed is what one analyzer found.
+type analyzed struct {
+	ds  []Diagnostic
+	err error
 }
 
 // HeadFile returns the contents of a file copied from head, by repository
@@ -234,7 +262,10 @@ func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
 			return nil, fmt.Errorf("load go packages: %w", ctx.Err())
 		}
 		if lerr == nil {
-			return &Program{Root: root, Packages: pkgs, head: m.head}, nil
+			l.mu.Lock()
+			registered := slices.Clone(l.registered)
+			l.mu.Unlock()
+			return &Program{Root: root, Packages: pkgs, head: m.head, registered: registered}, nil
 		}
 		why = lerr.Error()
 	}
@@ -495,19 +526,13 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 		// tenth of the work, and all a review of the repository's own
 		// code needs of them.
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			if inside(root, filename) {
+				// gosec still reads the syntactic objects (ast.Ident.Obj).
+				return parser.ParseFile(fset, filename, src, parser.ParseComments)
+			}
 			f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
-			if f != nil && !inside(root, filename) {
-				for _, d := range f.Decls {
-					fd, ok := d.(*ast.FuncDecl)
-					switch {
-					case !ok || fd.Body == nil || generic(fd):
-					case fd.Recv == nil && fd.Name.Name == "init":
-						// init must have a body; an empty one will do.
-						fd.Body = &ast.BlockStmt{Lbrace: fd.Body.Lbrace, Rbrace: fd.Body.Rbrace}
-					default:
-						fd.Body = nil
-					}
-				}
+			if f != nil {
+				trim(f)
 			}
 			return f, err
 		},
@@ -561,6 +586,65 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 		}
 	}
 	return roots, nil
+}
+
+// trim drops what a dependency's file holds that reviewing another
+// package does not need: function bodies (except where the type checker
+// needs them: generic code, init) and the initial values of package-level
+// variables whose type is written or evident from a composite literal
+// (the big tables of the standard library).
+func trim(f *ast.File) {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			switch {
+			case d.Body == nil || generic(d):
+			case d.Recv == nil && d.Name.Name == "init":
+				// init must have a body; an empty one will do.
+				d.Body = &ast.BlockStmt{Lbrace: d.Body.Lbrace, Rbrace: d.Body.Rbrace}
+			default:
+				d.Body = nil
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range d.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if vs.Type != nil {
+					vs.Values = nil
+					continue
+				}
+				if len(vs.Names) != 1 || len(vs.Values) != 1 {
+					continue
+				}
+				if t := literalType(vs.Values[0]); t != nil {
+					vs.Type, vs.Values = t, nil
+				}
+			}
+		}
+	}
+}
+
+// literalType returns the type of T{…} or &T{…} as an expression, or nil.
+func literalType(e ast.Expr) ast.Expr {
+	ptr := false
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e, ptr = u.X, true
+	}
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok || cl.Type == nil {
+		return nil
+	}
+	if at, ok := cl.Type.(*ast.ArrayType); ok {
+		if _, ok := at.Len.(*ast.Ellipsis); ok {
+			return nil // [...]T{…}: the length is the literal's
+		}
+	}
+	if ptr {
+		return &ast.StarExpr{Star: cl.Pos(), X: cl.Type}
+	}
+	return cl.Type
 }
 
 // generic reports whether fd is a generic function or a method of a

@@ -113,9 +113,40 @@ func guard(a *analysis.Analyzer) *analysis.Analyzer {
 	return actual.(*analysis.Analyzer)
 }
 
+// analyzeTyped returns what analyzers found: the registered ones run
+// together once per program, others in a run of their own.
 func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, error) {
 	if len(analyzers) == 0 || len(p.Packages) == 0 {
 		return nil, nil
+	}
+	p.once.Do(func() { p.results = p.check(p.registered) })
+	var ds []Diagnostic
+	var rest []*analysis.Analyzer
+	for _, a := range analyzers {
+		r, ok := p.results[a]
+		if !ok {
+			rest = append(rest, a)
+			continue
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		ds = append(ds, r.ds...)
+	}
+	for _, r := range p.check(rest) {
+		if r.err != nil {
+			return nil, r.err
+		}
+		ds = append(ds, r.ds...)
+	}
+	return ds, nil
+}
+
+// check runs analyzers over the packages with the checker.
+func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]analyzed {
+	results := map[*analysis.Analyzer]analyzed{}
+	if len(analyzers) == 0 {
+		return results
 	}
 	orig := map[*analysis.Analyzer]*analysis.Analyzer{}
 	run := make([]*analysis.Analyzer, len(analyzers))
@@ -133,30 +164,39 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 	}
 	graph, err := checker.Analyze(run, p.Packages, nil)
 	if err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
+		for _, a := range analyzers {
+			results[a] = analyzed{err: fmt.Errorf("analyze: %w", err)}
+		}
+		return results
 	}
-	var ds []Diagnostic
 	seen := map[string]bool{}
 	for _, act := range graph.Roots {
+		a := orig[act.Analyzer]
+		r := results[a]
 		if act.Err != nil {
-			return nil, fmt.Errorf("analyzer %s on %s: %w", act.Analyzer.Name, act.Package.PkgPath, act.Err)
+			if r.err == nil {
+				r.err = fmt.Errorf("analyzer %s on %s: %w", a.Name, act.Package.PkgPath, act.Err)
+			}
+			results[a] = r
+			continue
 		}
 		for _, d := range act.Diagnostics {
-			cd, ok := p.convert(act.Package.Fset, orig[act.Analyzer], d)
+			cd, ok := p.convert(act.Package.Fset, a, d)
 			if !ok {
 				continue
 			}
 			// A file of a package and of its test variant is analyzed
 			// twice: report it once.
-			key := fmt.Sprintf("%s\x00%s:%d:%d\x00%s", cd.Analyzer.Name, cd.Path, cd.Line, d.Pos, cd.Message)
+			key := fmt.Sprintf("%s\x00%s:%d\x00%s", a.Name, cd.Path, cd.Line, cd.Message)
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			ds = append(ds, cd)
+			r.ds = append(r.ds, cd)
 		}
+		results[a] = r
 	}
-	return ds, nil
+	return results
 }
 
 // analyzeSyntax runs syntax-only analyzers over the parsed changed files,

@@ -1,4 +1,6 @@
-package goanalysis
+// Package goanalysistest builds real git repositories holding Go modules
+// for the tests of goanalysis and of the specialists built on it.
+package goanalysistest
 
 import (
 	"context"
@@ -9,19 +11,22 @@ import (
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/goanalysis"
 )
 
-// testRepo is a real git repository in a temp dir.
-type testRepo struct {
+// Repo is a real git repository in a temp dir, driven by the git CLI with
+// a fixed identity and date.
+type Repo struct {
 	t   testing.TB
-	dir string
+	Dir string
 	env []string
 }
 
-func newTestRepo(t testing.TB) *testRepo {
+// NewRepo returns an empty repository on branch main.
+func NewRepo(t testing.TB) *Repo {
 	t.Helper()
 	dir := t.TempDir()
-	r := &testRepo{t: t, dir: dir, env: []string{
+	r := &Repo{t: t, Dir: dir, env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + dir,
 		"LC_ALL=C",
@@ -34,14 +39,15 @@ func newTestRepo(t testing.TB) *testRepo {
 		"GIT_COMMITTER_EMAIL=test@quorum.invalid",
 		"GIT_COMMITTER_DATE=2026-01-02T03:04:05Z",
 	}}
-	r.git("init", "-q", "-b", "main")
+	r.Git("init", "-q", "-b", "main")
 	return r
 }
 
-func (r *testRepo) git(args ...string) string {
+// Git runs git in the repository and returns its trimmed output.
+func (r *Repo) Git(args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", args...)
-	cmd.Dir = r.dir
+	cmd.Dir = r.Dir
 	cmd.Env = r.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -50,29 +56,68 @@ func (r *testRepo) git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func (r *testRepo) write(path, content string) {
+// GitInput runs git with stdin and returns its combined output and error.
+func (r *Repo) GitInput(stdin string, args ...string) (string, error) {
 	r.t.Helper()
-	full := filepath.Join(r.dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = r.env
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Write writes files (path → content) into the work tree.
+func (r *Repo) Write(files map[string]string) {
+	r.t.Helper()
+	for path, content := range files {
+		full := filepath.Join(r.Dir, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
 	}
 }
 
-func (r *testRepo) commit(msg string) string {
+// Commit stages everything and commits it, returning the commit's name.
+func (r *Repo) Commit(msg string) string {
 	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-q", "--allow-empty", "-m", msg)
-	return r.git("rev-parse", "HEAD")
+	r.Git("add", "-A")
+	r.Git("commit", "-q", "--allow-empty", "-m", msg)
+	return r.Git("rev-parse", "HEAD")
 }
 
-func (r *testRepo) change(base, head string) *change.Change {
+// Change returns the change from base to head, as the local source builds
+// it.
+func (r *Repo) Change(base, head string) *change.Change {
 	r.t.Helper()
-	c, err := change.NewLocal(r.dir).Change(context.Background(), change.Ref{Base: base, Head: head})
+	c, err := change.NewLocal(r.Dir).Change(context.Background(), change.Ref{Base: base, Head: head})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return c
+}
+
+// Loader returns an offline loader that lists files in this repository.
+func (r *Repo) Loader() *goanalysis.Loader {
+	return goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(r.Dir)})
+}
+
+// Marked returns the 1-based numbers of the lines of content that end with
+// the comment "// "+marker.
+func Marked(content, marker string) []int {
+	var lines []int
+	for i, l := range strings.Split(content, "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), "// "+marker) {
+			lines = append(lines, i+1)
+		}
+	}
+	return lines
+}
+
+// GoMod is a go.mod for module path at the toolchain's language version.
+func GoMod(path string) string {
+	return "module " + path + "\n\ngo 1.26\n"
 }

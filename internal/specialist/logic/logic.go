@@ -157,6 +157,7 @@ func New(loader *goanalysis.Loader) *Logic {
 		l.rules[a.Analyzer] = classified{"staticcheck:" + name, saSeverity(name)}
 	}
 	slices.SortFunc(l.analyzers, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
+	loader.Register(l.analyzers...)
 	return l
 }
 

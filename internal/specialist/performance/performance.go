@@ -52,6 +52,7 @@ func New(loader *goanalysis.Loader) *Performance {
 			p.sa[a.Analyzer] = a.Analyzer.Name
 		}
 	}
+	loader.Register(p.typed...)
 	return p
 }
 

@@ -39,6 +39,7 @@ func New(loader *goanalysis.Loader, scanner SecretScanner) *Security {
 	if loader == nil {
 		loader = goanalysis.NewLoader(goanalysis.Config{})
 	}
+	loader.Register(gosecAnalyzer)
 	return &Security{loader: loader, secrets: scanner}
 }
 
