@@ -642,7 +642,7 @@ func deep(ctx context.Context, c config, d database, srv *child, client *http.Cl
 	fmt.Printf("| p50 under that load | %s | %s | **%.2f** |\n", fmtDur(load1.Pct(50)), fmtDur(loadN.Pct(50)), ratio(loadN.Pct(50), load1.Pct(50)))
 	fmt.Printf("| p99 under that load | %s | %s | %.2f |\n", fmtDur(load1.Pct(99)), fmtDur(loadN.Pct(99)), ratio(loadN.Pct(99), load1.Pct(99)))
 	fmt.Printf("| p50 while walking (pages 1–100 vs pages %d–%d) | %s | %s | %.2f |\n", c.deepPage-100, c.deepPage-1, fmtDur(pct(firstPages, 50)), fmtDur(pct(lastPages, 50)), ratio(pct(lastPages, 50), pct(firstPages, 50)))
-	fmt.Printf("\n(The requests/s row's ratio is page 1 / deep page, so that above 1 means the deep page is dearer in every row.) Walking to page %d took %s (%d requests). Seeding %d reviews took %s. quorum server peak RSS (VmHWM) %.1f MB, highest sampled VmRSS %.1f MB. Every response was 200.\n\n",
+	fmt.Printf("\n(The requests/s row's ratio is page 1 / deep page, so that above 1 means the deep page is dearer in every row.) Walking to page %d took %s (%d requests). Seeding %d reviews took %s. quorum server peak RSS (VmHWM) %.1f MB, highest sampled VmRSS %.1f MB (sampled every 100 ms until the server stops). Every response was 200.\n\n",
 		c.deepPage, walk.Round(time.Millisecond), c.deepPage-1, d.seeded.Reviews, d.seeded.Took.Round(time.Second), mb(hwm), mb(srv.maxRSS()))
 	return nil
 }
