@@ -41,6 +41,7 @@ type APIError struct {
 	RetryAfter time.Duration
 }
 
+// Error says the status, the API's error type and code, and its message.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)

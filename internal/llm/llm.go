@@ -50,13 +50,21 @@ const (
 
 // Defaults for Config's zero values.
 const (
-	DefaultTimeout        = 2 * time.Minute
-	DefaultMaxTokens      = 4096
-	DefaultContextTokens  = 32000
-	DefaultMaxRetryAfter  = 30 * time.Second
-	DefaultConcurrency    = 2
-	defaultRetryBackoff   = time.Second
-	minimumPromptBudget   = 1000
+	DefaultTimeout       = 2 * time.Minute
+	DefaultMaxTokens     = 4096
+	DefaultContextTokens = 32000
+	DefaultMaxRetryAfter = 30 * time.Second
+	DefaultConcurrency   = 2
+)
+
+const (
+	// defaultRetryBackoff is the wait before a retry the server did not
+	// time with Retry-After.
+	defaultRetryBackoff = time.Second
+	// minimumPromptBudget is the fewest characters of diff a request must
+	// be able to carry for the config to make sense.
+	minimumPromptBudget = 1000
+	// charsPerTokenEstimate estimates tokens without the model's tokenizer.
 	charsPerTokenEstimate = 4
 )
 

@@ -396,6 +396,10 @@ func TestBadResponses(t *testing.T) {
 			if err != nil && !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error %q lacks %q", err, tc.wantText)
 			}
+			var ae *APIError
+			if strings.HasPrefix(tc.wantText, "HTTP ") && !errors.As(err, &ae) {
+				t.Errorf("error %v is not an *APIError", err)
+			}
 			if err != nil && got != nil {
 				t.Errorf("findings %v returned with an error", got)
 			}
