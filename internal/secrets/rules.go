@@ -191,3 +191,49 @@ func Redact(ruleID, secret string) string {
 	}
 	return secret[:4] + mask
 }
+
+// fixture matches values of shape-based rules that say they are test
+// values or name a file: "sk-test-…", "mock-token", "server.key.pem".
+var fixture = regexp.MustCompile(`(?i)test|mock|\.(?:b64|pem|key|crt|cer|csr|der|p12|pfx|jks|json|ya?ml|toml|ini|conf|cfg|env|txt|xml)$`)
+
+func fixtureOrFileName(secret string) bool { return fixture.MatchString(secret) }
+
+// notCredentialKey matches what a generic match was assigned to when the
+// name says it is not a credential: pagination and continuation tokens,
+// which APIs hand out to anyone who lists.
+var notCredentialKey = regexp.MustCompile(`(?i)(?:page|next|prev(?:ious)?|continuation|cursor|sync)[_.-]?token`)
+
+// pemBody reports whether a private-key match is a key: a BEGIN line, at
+// least 64 characters of base64 (headers such as Proc-Type aside), and an
+// END line. gitleaks' rule also matches from one BEGIN line to the next
+// across code that only names the formats (a list of PEM headers, say).
+func pemBody(secret string) bool {
+	_, rest, ok := strings.Cut(secret, "-----BEGIN")
+	if !ok {
+		return false
+	}
+	if _, rest, ok = strings.Cut(rest, "-----"); !ok {
+		return false
+	}
+	body, _, ok := strings.Cut(rest, "-----END")
+	if !ok {
+		return false
+	}
+	var b64, other int
+	for _, line := range strings.Split(body, "\n") {
+		if strings.Contains(line, ": ") { // an RFC 1421 header: Proc-Type, DEK-Info
+			continue
+		}
+		for _, c := range line {
+			switch {
+			case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/', c == '=':
+				b64++
+			case c == ' ', c == '\t', c == '\r', c == '"', c == '\'', c == '`', c == '\\':
+				// layout and string quoting
+			default:
+				other++
+			}
+		}
+	}
+	return b64 >= 64 && other*10 <= b64
+}

@@ -103,13 +103,12 @@ func (s *Scanner) Scan(ctx context.Context, c *change.Change) ([]specialist.Find
 	return specialist.OnChangedLines(c, out), nil
 }
 
-// scanHunk scans one hunk's new-side text and returns the findings that lie
-// on its added lines.
+// scanHunk scans one hunk's new-side text and returns its findings, on
+// added lines or not: Scan keeps those on added lines.
 func (s *Scanner) scanHunk(ctx context.Context, f *change.File, h *change.Hunk) []specialist.Finding {
 	var (
 		text     strings.Builder
-		numbers  []int  // numbers[i] is the new-file number of the fragment's line i
-		added    []bool // added[i] says whether the fragment's line i was added
+		numbers  []int // numbers[i] is the new-file number of the fragment's line i
 		hasAdded bool
 	)
 	for _, l := range h.Lines {
@@ -121,7 +120,6 @@ func (s *Scanner) scanHunk(ctx context.Context, f *change.File, h *change.Hunk) 
 		text.WriteString(strings.TrimSuffix(l.Text, "\r"))
 		text.WriteByte('\n')
 		numbers = append(numbers, l.NewNumber)
-		added = append(added, l.Kind == change.KindAdded)
 		hasAdded = hasAdded || l.Kind == change.KindAdded
 	}
 	if !hasAdded {
@@ -141,17 +139,13 @@ func (s *Scanner) scanHunk(ctx context.Context, f *change.File, h *change.Hunk) 
 		// gitleaks numbers the fragment's lines from 0 (StartLine is 0).
 		first := min(max(g.StartLine, 0), len(numbers)-1)
 		last := min(max(g.EndLine, first), len(numbers)-1)
-		onAdded := false
-		for i := first; i <= last; i++ {
-			onAdded = onAdded || added[i]
-		}
 		// With decoding on, gitleaks may report a secret twice: as written
 		// and again after decoding a part of it (a PEM body).
-		if sp := (span{g.RuleID, first, last}); !onAdded || seen[sp] || !keep(g) {
+		sp := span{g.RuleID, first, last}
+		if seen[sp] || !keep(g) {
 			continue
-		} else {
-			seen[sp] = true
 		}
+		seen[sp] = true
 		out = append(out, finding(f.NewPath, numbers[first], numbers[last], g, pairedWith(g, found)))
 	}
 	// gitleaks runs its rules in map order; a review is deterministic.
@@ -164,7 +158,10 @@ func (s *Scanner) scanHunk(ctx context.Context, f *change.File, h *change.Hunk) 
 // keep applies quorum's checks on top of gitleaks' allowlists: a string
 // shaped like a quorum token with a wrong checksum is a look-alike (a typo
 // or a made-up value), whichever rule matched it; and placeholders and
-// hashes are not secrets (see placeholder and looksLikeDigest).
+// hashes are not secrets (see placeholder and looksLikeDigest); a private key
+// match must hold a key (see pemBody); and shape-based matches that name a
+// test value or a file, or sit under a name that is not a credential's,
+// are dropped.
 func keep(g report.Finding) bool {
 	if tok, ok := quorumShaped(g.Secret); ok || g.RuleID == RuleQuorumPAT {
 		return token.WellFormed(tok)
@@ -172,8 +169,11 @@ func keep(g report.Finding) bool {
 	if placeholder(g.Secret) {
 		return false
 	}
-	if lowConfidence(g.RuleID) && looksLikeDigest(g.Secret) {
-		return false
+	if g.RuleID == "private-key" {
+		return pemBody(g.Secret)
+	}
+	if lowConfidence(g.RuleID) {
+		return !looksLikeDigest(g.Secret) && !fixtureOrFileName(g.Secret) && !notCredentialKey.MatchString(g.Match)
 	}
 	return true
 }

@@ -354,6 +354,22 @@ func TestNotSecrets(t *testing.T) {
 			"access_token: changeme-access-token-1234",
 			"stripe_key: sk_live_" + "EXAMPLE" + fake(6, alnum, 17),
 		},
+		"fixtures.py": {
+			`API_KEY = "sk-test-` + fake(16, "0123456789abcdef", 20) + `"`,
+			`next_page_token = "` + fake(17, alnum, 40) + `"`,
+			`ssl_key = "certs/` + fake(18, "abcdefghijklmnopqrstuvwxyz0123456789", 12) + `.key.pem"`,
+		},
+		"pemtypes.go": {
+			"package pemtypes",
+			"",
+			"// headers lists the PEM blocks a linter recognises; it holds no key.",
+			"var headers = []string{",
+			`	"-----BEGIN RSA PRIVATE KEY-----",`,
+			`	"-----BEGIN DSA PRIVATE KEY-----",`,
+			`	"-----BEGIN EC PRIVATE KEY-----",`,
+			`	"-----BEGIN OPENSSH PRIVATE KEY-----",`,
+			"}",
+		},
 		"checksums.env": {
 			"ARTIFACT_KEY=" + fake(7, "0123456789abcdef", 64),
 			"CACHE_KEY=" + fake(8, "0123456789abcdef", 40),
@@ -598,4 +614,19 @@ func benchChange(b *testing.B) *change.Change {
 		base[path], head[path] = text(baseLines...), text(headLines...)
 	}
 	return repoChange(b, base, head)
+}
+
+// TestEncodedSecret checks that gitleaks' decoding is on, as in its CLI: a
+// token written base64-encoded is found, and its redacted form shows
+// nothing of the encoded text either.
+func TestEncodedSecret(t *testing.T) {
+	t.Parallel()
+	pat := githubPAT(15)
+	encoded := base64.StdEncoding.EncodeToString([]byte(pat))
+	c := repoChange(t,
+		map[string]*string{"k8s/secret.yaml": text("apiVersion: v1", "kind: ConfigMap")},
+		map[string]*string{"k8s/secret.yaml": text("apiVersion: v1", "kind: ConfigMap", "binaryData:", "  bootstrap: "+encoded)},
+	)
+	fs := scan(t, c, pat, encoded)
+	assertFindings(t, fs, "k8s/secret.yaml", want{"gitleaks:github-pat", 4, 4, specialist.SeverityCritical})
 }
