@@ -537,6 +537,9 @@ func toSARIF(ctx context.Context, ch *change.Change, r review.Full) sarifLog {
 // replacing lines inside the file — into a SARIF fix; anything else has
 // none (the patch is still in the JSON output).
 func sarifFixOf(ctx context.Context, ch *change.Change, filePath, patch string) (sarifFix, bool) {
+	if !strings.HasPrefix(patch, "diff --git ") {
+		patch = fmt.Sprintf("diff --git a/%s b/%s\n", filePath, filePath) + patch
+	}
 	files, err := change.ParseDiff(strings.NewReader(patch))
 	if err != nil || len(files) != 1 || len(files[0].Hunks) != 1 || files[0].NewPath != filePath || files[0].OldPath != filePath {
 		return sarifFix{}, false

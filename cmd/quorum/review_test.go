@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// gitRepo makes a real git repository in a temp dir: main holds base, and
+// the branch feature adds head's files on top. It returns the directory.
+func gitRepo(t *testing.T, base, head map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@quorum.invalid",
+			"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@quorum.invalid"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(files map[string]string) {
+		for p, content := range files {
+			full := filepath.Join(dir, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	git("init", "-q", "-b", "main")
+	write(base)
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	git("checkout", "-q", "-b", "feature")
+	write(head)
+	git("add", "-A")
+	git("commit", "-q", "-m", "head")
+	return dir
+}
+
+// leakRepo's change adds an AWS access key to a config file (a critical
+// security finding) and nothing else, so every specialist is quick.
+func leakRepo(t *testing.T) string {
+	t.Helper()
+	return gitRepo(t, map[string]string{"README.md": "# demo\n"},
+		map[string]string{"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n"})
+}
+
+// reviewRun runs quorum review and returns its output and exit status.
+func reviewRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"review"}, args...), env(), &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestReviewText(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	out, errOut, code := reviewRun(t, "--repo", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (request_changes); stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"config/app.ini\n  config/app.ini:3 CRITICAL [security] ",
+		"(gitleaks:aws-access-token)",
+		"Findings by specialist: logic 0, security 1, performance 0, tests 0.",
+		"Verdict: request changes\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not contain %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "AKIAIOSFODNN7EXAMPLA") {
+		t.Errorf("output shows the secret:\n%s", out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour codes in output that is not a terminal:\n%q", out)
+	}
+	for _, want := range []string{"quorum: security    started", "quorum: security    finished in ", "1 finding", "quorum: review fails: 1 finding at or above high"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, errOut)
+		}
+	}
+
+	colored, _, _ := reviewRun(t, "--repo", dir, "--color", "always")
+	if !strings.Contains(colored, "\x1b[1;31mCRITICAL\x1b[0m") {
+		t.Errorf("--color always does not colour the severity:\n%q", colored)
+	}
+}
+
+func TestReviewExitStatus(t *testing.T) {
+	t.Parallel()
+	leak := leakRepo(t)
+	clean := gitRepo(t, map[string]string{"README.md": "# demo\n"}, map[string]string{"docs/guide.md": "# Guide\n\nHow to use it.\n"})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"clean change approves", []string{"--repo", clean}, 0},
+		{"fail-on never", []string{"--repo", leak, "--fail-on", "never"}, 0},
+		{"fail-on critical", []string{"--repo", leak, "--fail-on", "critical"}, 1},
+		{"bad format", []string{"--repo", leak, "--format", "xml"}, 2},
+		{"bad fail-on", []string{"--repo", leak, "--fail-on", "severe"}, 2},
+		{"not a repository", []string{"--repo", t.TempDir()}, 2},
+		{"unknown base", []string{"--repo", leak, "--base", "no-such-branch"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, errOut, code := reviewRun(t, tc.args...)
+			if code != tc.want {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, errOut)
+			}
+			if tc.name == "clean change approves" && !strings.Contains(out, "No findings on the changed lines.\n\nFindings by specialist") {
+				t.Errorf("clean review:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestReviewJSONIsTheAPIShape(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	out, errOut, code := reviewRun(t, "--repo", dir, "--format", "json", "--fail-on", "never")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	for _, k := range []string{"id", "owner", "repo", "pr_number", "head_sha", "verdict", "summary", "findings",
+		"synthesized_at", "specialists_succeeded", "findings_count"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %q in %s", k, out)
+		}
+	}
+	if !strings.HasPrefix(got["id"].(string), "rev_") || got["owner"] != "local" || got["repo"] != filepath.Base(dir) ||
+		got["pr_number"] != float64(0) || got["verdict"] != "request_changes" || got["findings_count"] != float64(1) {
+		t.Errorf("review = %v", got)
+	}
+	f := got["findings"].([]any)[0].(map[string]any)
+	if !strings.HasPrefix(f["id"].(string), "fnd_") || f["specialist"] != "security" || f["severity"] != "critical" ||
+		f["path"] != "config/app.ini" || f["line"] != float64(3) || f["suggested_patch"] != nil {
+		t.Errorf("finding = %v", f)
+	}
+}
+
+func TestReviewSARIF(t *testing.T) {
+	t.Parallel()
+	schema := sarifSchema(t)
+	dir := leakRepo(t)
+	out, errOut, code := reviewRun(t, "--repo", dir, "--format", "sarif")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Errorf("SARIF output does not validate against the SARIF 2.1.0 schema: %v\n%s", err, out)
+	}
+	var log sarifLog
+	if err := json.Unmarshal([]byte(out), &log); err != nil {
+		t.Fatal(err)
+	}
+	if log.Version != "2.1.0" || len(log.Runs) != 1 || log.Runs[0].Tool.Driver.Name != "quorum" || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("sarif = %+v", log)
+	}
+	run := log.Runs[0]
+	r := run.Results[0]
+	loc := r.Locations[0].PhysicalLocation
+	if r.RuleID != "gitleaks:aws-access-token" || run.Tool.Driver.Rules[r.RuleIndex].ID != r.RuleID || r.Level != "error" ||
+		loc.ArtifactLocation.URI != "config/app.ini" || loc.Region == nil || loc.Region.StartLine != 3 || loc.Region.EndLine != 3 ||
+		len(r.PartialFingerprints[fingerprintKey]) != 32 {
+		t.Errorf("result = %+v", r)
+	}
+	if run.Tool.Driver.Rules[0].Properties["security-severity"] != "9.5" {
+		t.Errorf("rule = %+v, want security-severity 9.5", run.Tool.Driver.Rules[0])
+	}
+}
+
+// TestSARIFFix turns a one-hunk suggested patch into a SARIF fix, and the
+// result, with a file-level finding too, still validates.
+func TestSARIFFix(t *testing.T) {
+	t.Parallel()
+	schema := sarifSchema(t)
+	dir := gitRepo(t, map[string]string{"a.go": "package a\n"},
+		map[string]string{"a.go": "package a\n\nfunc F() {\n\tx := 1\n\t_ = x\n}\n"})
+	ch, err := change.NewLocal(dir).Change(context.Background(), change.Ref{Base: "main", Head: "feature"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := "--- a/a.go\n+++ b/a.go\n@@ -3,3 +3,3 @@\n func F() {\n-\tx := 1\n+\tx := 2\n \t_ = x\n"
+	r := review.Full{Findings: []review.Finding{
+		{Specialist: "logic", Category: "logic", Severity: "medium", Path: "a.go", Line: 4, EndLine: 4, Headline: "x is 1",
+			Rule: "go-vet:x", Fingerprint: "f1", SuggestedPatch: &patch},
+		{Specialist: "tests", Category: "tests", Severity: "low", Path: "a.go", Headline: "no test", Rule: "quorum:untested-change", Fingerprint: "f2"},
+	}}
+	// As the analyzers write it, with git's header, and without.
+	withHeader := "diff --git a/a.go b/a.go\n" + patch
+	r.Findings[0].SuggestedPatch = &withHeader
+	if fixes := toSARIF(context.Background(), ch, r).Runs[0].Results[0].Fixes; len(fixes) != 1 {
+		t.Fatalf("fixes of a patch with git's header = %+v, want one", fixes)
+	}
+	r.Findings[0].SuggestedPatch = &patch
+	out := toSARIF(context.Background(), ch, r)
+	fixes := out.Runs[0].Results[0].Fixes
+	if len(fixes) != 1 {
+		t.Fatalf("fixes = %+v, want one", fixes)
+	}
+	rep := fixes[0].ArtifactChanges[0].Replacements[0]
+	if rep.DeletedRegion != (sarifRegion{StartLine: 3, StartColumn: 1, EndLine: 6, EndColumn: 1}) ||
+		rep.InsertedContent.Text != "func F() {\n\tx := 2\n\t_ = x\n" {
+		t.Errorf("replacement = %+v %q", rep.DeletedRegion, rep.InsertedContent.Text)
+	}
+	if out.Runs[0].Results[1].Locations[0].PhysicalLocation.Region != nil {
+		t.Errorf("a file-level finding has a region")
+	}
+	body, _ := json.Marshal(out)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Errorf("SARIF with a fix does not validate: %v\n%s", err, body)
+	}
+}
+
+// sarifSchema compiles the SARIF 2.1.0 JSON schema (OASIS), which gosec's
+// module ships as test data; the go command fetches the module into the
+// module cache if it is not there yet.
+func sarifSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/securego/gosec/v2").Output()
+	if err != nil {
+		t.Fatalf("go mod download gosec (for its copy of the SARIF schema): %v", err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download -json: %v %s", err, out)
+	}
+	f, err := os.Open(filepath.Join(mod.Dir, "report", "sarif", "testdata", "sarif-schema-2.1.0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("sarif-schema-2.1.0.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestReviewSaveServes saves a review with --save and reads it back from
+// quorum serve: the API returns what --format json printed, and the events
+// were recorded.
+func TestReviewSaveServes(t *testing.T) {
+	t.Parallel()
+	repoDir := leakRepo(t)
+	data := t.TempDir()
+	out, errOut, code := reviewRun(t, "--repo", repoDir, "--format", "json", "--save", "--data-dir", data,
+		"--owner", "acme", "--name", "api", "--pr", "12")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+	var printed map[string]any
+	if err := json.Unmarshal([]byte(out), &printed); err != nil {
+		t.Fatal(err)
+	}
+	id := printed["id"].(string)
+	if !strings.Contains(errOut, "saved review "+id+" of acme/api#12") {
+		t.Errorf("stderr does not report the save:\n%s", errOut)
+	}
+
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := event.List(ctx, db.Reader(), acct.ID)
+	db.Close()
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events %v, err %v; want review.completed and finding.created", evs, err)
+	}
+
+	base := serve(t, env(), "--data-dir", data)
+	tok, tokErr, err := quorum(t, env(), "token", "create", "--account", "acme", "--scope", "reviews:read", "--data-dir", data)
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, tokErr)
+	}
+	status, served := get(t, base+"/v1/reviews/"+id, strings.TrimSpace(strings.Split(tok, "\n")[0]))
+	if status != 200 {
+		t.Fatalf("GET review: %d %v", status, served)
+	}
+	a, _ := json.Marshal(served)
+	b, _ := json.Marshal(printed)
+	if string(a) != string(b) {
+		t.Errorf("served review differs from the printed one:\nserved  %s\nprinted %s", a, b)
+	}
+}
