@@ -91,10 +91,10 @@ type Loader struct {
 	mu         sync.Mutex
 	registered []*analysis.Analyzer
 	loads      map[string]*load
-	order   []string
-	envOnce sync.Once
-	env     []string
-	envErr  error
+	order      []string
+	envOnce    sync.Once
+	env        []string
+	envErr     error
 }
 
 // keep is how many changes' loads a Loader keeps.

@@ -188,4 +188,3 @@ func position(pass *analysis.Pass, iss *issue.Issue) (token.Pos, token.Pos) {
 
 // gosecRule is the finding rule of a gosec diagnostic.
 func gosecRule(id string) string { return fmt.Sprintf("gosec:%s", id) }
-

@@ -1,0 +1,160 @@
+package goanalysis_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+)
+
+func TestEnvironmentIsSandboxed(t *testing.T) {
+	t.Parallel()
+	env, err := goanalysis.NewLoader(goanalysis.Config{CacheDir: t.TempDir(), ModCache: t.TempDir()}).EnvironmentForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPROXY=off", "GOSUMDB=off", "GOVCS=*:off",
+		"GOWORK=off", "GOENV=off", "GOFLAGS=-mod=mod -buildvcs=false",
+	} {
+		if !slices.Contains(env, want) {
+			t.Errorf("environment lacks %s: %v", want, env)
+		}
+	}
+	for _, v := range env {
+		if strings.HasPrefix(v, "GOROOT=") || strings.HasPrefix(v, "GIT_DIR=") {
+			t.Errorf("environment carries %s", v)
+		}
+	}
+
+	online, err := goanalysis.NewLoader(goanalysis.Config{Network: true, CacheDir: t.TempDir(), ModCache: t.TempDir()}).EnvironmentForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(online, "GOPROXY=https://proxy.golang.org") || !slices.Contains(online, "GOSUMDB=sum.golang.org") || !slices.Contains(online, "GOVCS=*:off") {
+		t.Errorf("network environment: %v", online)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":        goanalysistest.GoMod("example.com/load"),
+		"lib/lib.go":    "package lib\n\n// N is a number.\nconst N = 1\n",
+		"svc/helper.go": "package svc\n\nfunc helper() int { return 2 }\n",
+		"svc/svc.go":    "package svc\n\nfunc S() int { return helper() }\n",
+		"docs/a.md":     "docs\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"svc/svc.go":      "package svc\n\nimport \"example.com/load/lib\"\n\nfunc S() int { return helper() + lib.N }\n",
+		"svc/svc_test.go": "package svc\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) { _ = S() }\n",
+	})
+	head := r.Commit("head")
+	c := r.Change(base, head)
+	l := r.Loader()
+
+	// Concurrent loads of one change share one program.
+	progs := make([]*goanalysis.Program, 4)
+	var wg sync.WaitGroup
+	for i := range progs {
+		wg.Go(func() {
+			p, err := l.Load(context.Background(), c)
+			if err != nil {
+				t.Error(err)
+			}
+			progs[i] = p
+		})
+	}
+	wg.Wait()
+	p := progs[0]
+	if p == nil {
+		t.Fatal("no program")
+	}
+	for _, q := range progs[1:] {
+		if q != p {
+			t.Fatal("concurrent loads of one change gave different programs")
+		}
+	}
+	if p.SyntaxOnly != "" {
+		t.Fatalf("syntax-only: %s", p.SyntaxOnly)
+	}
+	// The changed package is loaded with its test variant (a test file
+	// changed), and type-checks against the unchanged helper.go and the
+	// module's other package.
+	var paths []string
+	for _, pkg := range p.Packages {
+		paths = append(paths, pkg.ID)
+		if pkg.IllTyped {
+			t.Errorf("%s ill-typed: %v", pkg.ID, pkg.Errors)
+		}
+	}
+	if !slices.Contains(paths, "example.com/load/svc [example.com/load/svc.test]") {
+		t.Errorf("packages %v lack svc's test variant", paths)
+	}
+	if _, ok := p.HeadFile("svc/helper.go"); !ok {
+		t.Error("unchanged file of the package not copied")
+	}
+	if _, ok := p.HeadFile("lib/lib.go"); !ok {
+		t.Error("imported package of the module not copied")
+	}
+	if _, ok := p.HeadFile("docs/a.md"); ok {
+		t.Error("a file no package needs was copied")
+	}
+	if rp, ok := p.RepoPath(p.Root + "/svc/svc.go"); !ok || rp != "svc/svc.go" {
+		t.Errorf("RepoPath = %q, %v", rp, ok)
+	}
+	if _, ok := p.RepoPath("/usr/lib/go/src/fmt/print.go"); ok {
+		t.Error("a file outside the repository has a repository path")
+	}
+
+	// An analyzer's panic is its error, not the service's crash.
+	panicky := &analysis.Analyzer{Name: "panicky", Doc: "panics", Run: func(*analysis.Pass) (any, error) { panic("boom") }}
+	if _, err := p.Analyze(context.Background(), []*analysis.Analyzer{panicky}, nil); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("Analyze with a panicking analyzer: %v", err)
+	}
+}
+
+func TestLoadNoGo(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "a\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"README.md": "b\n"})
+	head := r.Commit("head")
+	p, err := r.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil || p != nil {
+		t.Fatalf("Load of a change without Go = %v, %v; want nil, nil", p, err)
+	}
+}
+
+// A go.mod asking for a toolchain newer than ours cannot make the loader
+// fetch and run one: the package falls back to syntax-only.
+func TestLoadRefusesOtherToolchains(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod": "module example.com/future\n\ngo 1.99\n\ntoolchain go1.99.1\n",
+		"a.go":   "package future\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.go": "package future\n\nfunc F() {}\n"})
+	head := r.Commit("head")
+	p, err := r.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SyntaxOnly == "" || !strings.Contains(p.SyntaxOnly, "1.99") {
+		t.Fatalf("SyntaxOnly = %q, want the toolchain refusal", p.SyntaxOnly)
+	}
+	if len(p.Files) != 1 {
+		t.Fatalf("parsed %d files, want the changed one", len(p.Files))
+	}
+}
