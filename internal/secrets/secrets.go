@@ -2,11 +2,29 @@
 // with gitleaks' rule set, for the security specialist.
 //
 // Each hunk's new-side text (its added lines and the unchanged lines
-// around them) is scanned as one fragment, so a secret that spans lines
-// (a private key block) is found; a finding is reported only when it lies on
-// at least one added line, so a secret the change did not write is never
-// blamed on it. The secret itself never leaves this package: findings carry
-// a redacted form (see Redact) and nothing here logs.
+// around them, with their new-file numbers) is scanned as one fragment, so a
+// secret that spans lines (a private key block) is found even when only
+// part of it changed; a finding is reported only when it lies on at least
+// one added line, so a secret the change did not write is never blamed on
+// it. Deleted files are not scanned.
+//
+// gitleaks runs as its CLI does: default rules and allowlists, decoding of
+// base64, hex and percent-encoded text, and a `gitleaks:allow` comment on a
+// line silences it. Its allowlists already pass over AWS's documented
+// example keys, templates ("${VAR}", "{{ .Values.x }}"), letters-only
+// values and runs of one character. On top of them quorum drops, for
+// precision: values that say they are placeholders (EXAMPLE, YOUR_…,
+// changeme, xxxxx, <…>); quorum-token look-alikes with a bad checksum;
+// private-key matches with no key between BEGIN and END; and, for the
+// shape-based rules only, hex digests, UUIDs, test values, file names and
+// pagination tokens. Severity and Redact document the severity mapping and
+// the redaction rule.
+//
+// The secret itself never leaves this package: findings carry its redacted
+// form, no finding has a suggested patch (replacing a credential with a
+// placeholder is not a fix: it must be revoked), and nothing here logs.
+// gitleaks' own logger logs matched values only at trace level, and stays at
+// info.
 package secrets
 
 import (
@@ -33,7 +51,8 @@ const maxDecodeDepth = 5
 
 // Scanner finds secrets in the lines a change adds. It is built once at
 // start-up (compiling gitleaks' rules takes a moment) and is safe for
-// concurrent use: Scan only reads the detector.
+// concurrent use: gitleaks' DetectContext only reads the detector's rules,
+// allowlists and keyword trie, besides an atomic byte counter.
 type Scanner struct {
 	detector *detect.Detector
 }
