@@ -113,6 +113,28 @@ func (c *Change) ReadFileAt(ctx context.Context, rev, path string) ([]byte, erro
 	return c.tree.ReadFileAt(ctx, rev, path)
 }
 
+// Lister lists a directory of the repository at a revision. Sources whose
+// trees can do so implement it; Change.ListFiles uses it.
+type Lister interface {
+	// ListFiles returns the paths, from the repository's root, of the
+	// files directly in dir ("" for the root) at rev. A directory that does
+	// not exist at rev is an error wrapping fs.ErrNotExist.
+	ListFiles(ctx context.Context, rev, dir string) ([]string, error)
+}
+
+// ErrNoListing means the change's source cannot list directories.
+var ErrNoListing = errors.New("the change's source cannot list directories")
+
+// ListFiles lists the files directly in dir at rev, when the change's source
+// can (ErrNoListing otherwise).
+func (c *Change) ListFiles(ctx context.Context, rev, dir string) ([]string, error) {
+	l, ok := c.tree.(Lister)
+	if !ok {
+		return nil, ErrNoListing
+	}
+	return l.ListFiles(ctx, rev, dir)
+}
+
 // SkippedCounts returns how many files were skipped for each reason, for
 // the review's summary.
 func (c *Change) SkippedCounts() map[Reason]int {

@@ -123,6 +123,45 @@ func (l *Local) ReadFileAt(ctx context.Context, rev, path string) ([]byte, error
 	return data, nil
 }
 
+// ListFiles lists the files (not directories or submodules) directly in dir
+// at rev, from git's object database.
+func (l *Local) ListFiles(ctx context.Context, rev, dir string) ([]string, error) {
+	if err := checkRev(rev); err != nil {
+		return nil, err
+	}
+	dir = strings.TrimSuffix(dir, "/")
+	if dir != "" && (!fs.ValidPath(dir) || strings.ContainsAny(dir, "\n\x00")) {
+		return nil, fmt.Errorf("list %q at %s: invalid path", dir, rev)
+	}
+	treeish := rev + "^{tree}"
+	if dir != "" {
+		treeish = rev + ":" + dir
+	}
+	// -z keeps paths verbatim; checkRev refused option-like revisions.
+	out, err := l.run(ctx, l.maxDiffSize(), "ls-tree", "-z", "--full-tree", treeish)
+	if err != nil {
+		if strings.Contains(err.Error(), "Not a valid object name") || strings.Contains(err.Error(), "not a tree object") {
+			return nil, fmt.Errorf("list %s at %s: %w", dir, short(rev), fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("list %s at %s: %w", dir, short(rev), err)
+	}
+	var files []string
+	for _, entry := range strings.Split(string(out), "\x00") {
+		// "<mode> SP <type> SP <object> TAB <name>"
+		meta, name, ok := strings.Cut(entry, "\t")
+		if !ok || !strings.Contains(meta, " blob ") {
+			continue
+		}
+		if dir != "" {
+			name = dir + "/" + name
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+var _ Lister = (*Local)(nil)
+
 // diff runs and parses the diff of base to head, as text when text is
 // set, limited to paths when there are any.
 func (l *Local) diff(ctx context.Context, base, head string, text bool, paths []string) ([]*File, error) {

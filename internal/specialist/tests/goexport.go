@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -223,12 +224,17 @@ func (r *review) newExports(x *file) []export {
 }
 
 // packageTests returns the paths of the _test.go files in dir at head, and
-// whether that list is complete: with a Lister it is; without one, only
-// for a directory the change creates, whose files are all in the change.
+// whether that list is complete: when the change's source can list
+// directories it is; otherwise only for a directory the change creates,
+// whose files are all in the change.
 func (r *review) packageTests(dir string) ([]string, bool, error) {
 	isTest := func(p string) bool { return path.Dir(p) == dir && strings.HasSuffix(p, "_test.go") }
-	if r.lister != nil {
-		files, err := r.lister.ListFiles(r.ctx, r.c.HeadSHA, dir)
+	listDir := dir
+	if listDir == "." {
+		listDir = ""
+	}
+	files, err := r.c.ListFiles(r.ctx, r.c.HeadSHA, listDir)
+	if !errors.Is(err, change.ErrNoListing) {
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return nil, false, r.ctx.Err()

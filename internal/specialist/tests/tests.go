@@ -43,21 +43,10 @@ const (
 	mediumLogicLines = 40
 )
 
-// DirLister lists a directory of the repository at a revision. The
-// untested-export check needs it to see the tests of a package the change
-// does not touch; without one it checks only packages the change creates.
-type DirLister interface {
-	// ListFiles returns the paths, from the repository's root, of the
-	// files directly in dir at rev.
-	ListFiles(ctx context.Context, rev, dir string) ([]string, error)
-}
-
-// Specialist is the built-in tests specialist.
-type Specialist struct {
-	// Lister, when set, lets the untested-export check read the tests of
-	// packages the change does not create.
-	Lister DirLister
-}
+// Specialist is the built-in tests specialist. The untested-export check
+// reads a package's tests through the change's directory listing; when the
+// change's source cannot list, it checks only packages the change creates.
+type Specialist struct{}
 
 var _ specialist.Specialist = (*Specialist)(nil)
 
@@ -69,7 +58,7 @@ func (s *Specialist) Name() string { return specialist.Tests }
 
 // Review returns the specialist's findings on c.
 func (s *Specialist) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	r := &review{ctx: ctx, c: c, lister: s.Lister}
+	r := &review{ctx: ctx, c: c}
 	if err := r.load(); err != nil {
 		return nil, err
 	}
@@ -98,7 +87,6 @@ var fixtureDirs = []string{"testdata", "fixtures", "fixture", "__fixtures__", "_
 type review struct {
 	ctx    context.Context
 	c      *change.Change
-	lister DirLister
 	files  []*file
 
 	// addedTests are the names of tests the change adds, per ecosystem;

@@ -68,15 +68,6 @@ func (r *gitRepo) apply(files map[string]string) string {
 	return r.git("rev-parse", "HEAD")
 }
 
-// ListFiles lists a directory at rev with git ls-tree: a DirLister.
-func (r *gitRepo) ListFiles(_ context.Context, rev, dir string) ([]string, error) {
-	out := r.git("ls-tree", "--name-only", rev, dir+"/")
-	if out == "" {
-		return nil, nil
-	}
-	return strings.Split(out, "\n"), nil
-}
-
 // want is a finding expected at the line of head's file holding marker
 // ("" for a finding on the file as a whole).
 type want struct {
@@ -391,17 +382,30 @@ func TestGoUntestedExportInExistingPackage(t *testing.T) {
 	}
 	files := map[string]string{"calc/calc.go": head["calc/calc.go"]}
 
-	fs, err := (&Specialist{Lister: r}).Review(context.Background(), c)
+	fs, err := New().Review(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(t, fs, files, want{"calc/calc.go", "func Neg", RuleUntestedExport, "low"})
 
-	fs, err = New().Review(context.Background(), c)
+	// A source that cannot list directories: the package's other tests
+	// are unknown, so nothing is claimed.
+	unlisted, err := change.New(context.Background(), change.Ref{}, b, h, c.Files, readOnly{change.NewLocal(r.dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err = New().Review(context.Background(), unlisted)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(t, fs, files)
+}
+
+// readOnly is a change.Tree that can read files but not list directories.
+type readOnly struct{ l *change.Local }
+
+func (r readOnly) ReadFileAt(ctx context.Context, rev, path string) ([]byte, error) {
+	return r.l.ReadFileAt(ctx, rev, path)
 }
 
 // An export that a test of the package names, in a file the change does
@@ -421,7 +425,7 @@ func TestGoExportReferencedByExistingTestIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := (&Specialist{Lister: r}).Review(context.Background(), c)
+	fs, err := New().Review(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
