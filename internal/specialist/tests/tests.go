@@ -85,9 +85,9 @@ var fixtureDirs = []string{"testdata", "fixtures", "fixture", "__fixtures__", "_
 
 // review is one run of the specialist over a change.
 type review struct {
-	ctx    context.Context
-	c      *change.Change
-	files  []*file
+	ctx   context.Context
+	c     *change.Change
+	files []*file
 
 	// addedTests are the names of tests the change adds, per ecosystem;
 	// removedCode the functions it removes from source, by subject.
