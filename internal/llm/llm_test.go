@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,79 +17,30 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
 
 const testKey = "sk-test-9f8e7d6c5b4a39281706"
 
-// repo is a real git repository in a temp dir.
-type repo struct {
-	t   *testing.T
-	dir string
-}
+// repo is a real git repository in a temp dir (the shared test helper),
+// with a commit of files in one call.
+type repo struct{ *goanalysistest.Repo }
 
-func newRepo(t *testing.T) *repo {
+func newRepo(t *testing.T) repo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	r := &repo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	return r
+	return repo{goanalysistest.NewRepo(t)}
 }
 
-func (r *repo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes files (an empty content deletes one) and commits them,
-// returning the commit's SHA.
-func (r *repo) commit(files map[string]string) string {
-	r.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(r.dir, name)
-		if content == "" {
-			if err := os.Remove(p); err != nil {
-				r.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	r.git("add", "-A")
-	r.git("commit", "-q", "--allow-empty", "-m", "c")
-	return r.git("rev-parse", "HEAD")
-}
-
-// change builds the change of base..head with the real local source.
-func (r *repo) change(base, head string) *change.Change {
-	r.t.Helper()
-	c, err := change.NewLocal(r.dir).Change(context.Background(), change.Ref{Base: base, Head: head})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return c
+// commit writes files and commits them, returning the commit's name.
+func (r repo) commit(files map[string]string) string {
+	r.Write(files)
+	return r.Commit("c")
 }
 
 // smallChange is a base and head of a small Go package: store.go gains a
 // function and loses a line, notes.md is added, README changes.
-func smallChange(t *testing.T) (*repo, *change.Change) {
+func smallChange(t *testing.T) (repo, *change.Change) {
 	t.Helper()
 	r := newRepo(t)
 	base := r.commit(map[string]string{
@@ -102,7 +52,7 @@ func smallChange(t *testing.T) (*repo, *change.Change) {
 		"store/store.go": "package store\n\nimport \"database/sql\"\n\n// Get reads a name by id.\nfunc Get(db *sql.DB, id string) (string, error) {\n\tvar name string\n\terr := db.QueryRow(\"SELECT name FROM t WHERE id = ?\", id).Scan(&name)\n\treturn name, err\n}\n\n// Find reads a name by pattern.\nfunc Find(db *sql.DB, pattern string) (string, error) {\n\tvar name string\n\terr := db.QueryRow(\"SELECT name FROM t WHERE name LIKE '\" + pattern + \"'\").Scan(&name)\n\treturn name, err\n}\n",
 		"README.md":      "# store\n\nReads names by id or pattern.\n",
 	})
-	return r, r.change(base, head)
+	return r, r.Change(base, head)
 }
 
 // noSleep records waits instead of sleeping.
@@ -220,9 +170,9 @@ func TestReviewRealChange(t *testing.T) {
 	if err := os.WriteFile(patch, []byte(sql.SuggestedPatch), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.git("apply", "--check", patch)
-	r.git("apply", patch)
-	data, err := os.ReadFile(filepath.Join(r.dir, "store/store.go"))
+	r.Git("apply", "--check", patch)
+	r.Git("apply", patch)
+	data, err := os.ReadFile(filepath.Join(r.Dir, "store/store.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +445,7 @@ func TestChunking(t *testing.T) {
 		fmt.Fprintf(&big, "big line %d, long enough to overflow a request on its own\n", j+1)
 	}
 	files["pkg/zbig.txt"] = big.String()
-	c := r.change(base, r.commit(files))
+	c := r.Change(base, r.commit(files))
 
 	f := newFakeAPI(t)
 	f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
@@ -575,7 +525,7 @@ func TestChunkFailureFailsTheReview(t *testing.T) {
 	for i := range 6 {
 		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("content of file %d, a line of some length\n", i), 80)
 	}
-	c := r.change(base, r.commit(files))
+	c := r.Change(base, r.commit(files))
 	f := newFakeAPI(t)
 	f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
 		if strings.Contains(seenRequest{Body: req}.user(), "(part 2 of") {

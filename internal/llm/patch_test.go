@@ -43,9 +43,9 @@ func TestSuggestedPatchAppliesWithGit(t *testing.T) {
 			if err := os.WriteFile(p, []byte(patch), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r.git("apply", "--check", p)
-			r.git("apply", p)
-			got, err := os.ReadFile(filepath.Join(r.dir, "dir/f.txt"))
+			r.Git("apply", "--check", p)
+			r.Git("apply", p)
+			got, err := os.ReadFile(filepath.Join(r.Dir, "dir/f.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
