@@ -25,17 +25,37 @@ const testKey = "sk-test-9f8e7d6c5b4a39281706"
 
 // repo is a real git repository in a temp dir (the shared test helper),
 // with a commit of files in one call.
-type repo struct{ *goanalysistest.Repo }
+type repo struct {
+	*goanalysistest.Repo
+	t *testing.T
+}
 
 func newRepo(t *testing.T) repo {
 	t.Helper()
-	return repo{goanalysistest.NewRepo(t)}
+	return repo{goanalysistest.NewRepo(t), t}
 }
 
 // commit writes files and commits them, returning the commit's name.
 func (r repo) commit(files map[string]string) string {
 	r.Write(files)
 	return r.Commit("c")
+}
+
+// apply checks and applies patch with git apply, and returns path's
+// content afterwards.
+func (r repo) apply(patch, path string) []byte {
+	r.t.Helper()
+	p := filepath.Join(r.t.TempDir(), "suggested.patch")
+	if err := os.WriteFile(p, []byte(patch), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	r.Git("apply", "--check", p)
+	r.Git("apply", p)
+	data, err := os.ReadFile(filepath.Join(r.Dir, path))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return data
 }
 
 // smallChange is a base and head of a small Go package: store.go gains a
@@ -166,16 +186,7 @@ func TestReviewRealChange(t *testing.T) {
 	if sql.SuggestedPatch == "" {
 		t.Fatal("no suggested patch")
 	}
-	patch := filepath.Join(t.TempDir(), "fix.patch")
-	if err := os.WriteFile(patch, []byte(sql.SuggestedPatch), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.Git("apply", "--check", patch)
-	r.Git("apply", patch)
-	data, err := os.ReadFile(filepath.Join(r.Dir, "store/store.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := r.apply(sql.SuggestedPatch, "store/store.go")
 	if lines := strings.Split(string(data), "\n"); lines[14] != fix {
 		t.Errorf("line 15 after the patch = %q", lines[14])
 	}

@@ -1,10 +1,6 @@
 package llm
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 func TestSuggestedPatchAppliesWithGit(t *testing.T) {
 	t.Parallel()
@@ -39,17 +35,7 @@ func TestSuggestedPatchAppliesWithGit(t *testing.T) {
 			}
 			r := newRepo(t)
 			r.commit(map[string]string{"dir/f.txt": tc.file})
-			p := filepath.Join(t.TempDir(), "p.diff")
-			if err := os.WriteFile(p, []byte(patch), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r.Git("apply", "--check", p)
-			r.Git("apply", p)
-			got, err := os.ReadFile(filepath.Join(r.Dir, "dir/f.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tc.want {
+			if got := r.apply(patch, "dir/f.txt"); string(got) != tc.want {
 				t.Errorf("after the patch %q, want %q\npatch:\n%s", got, tc.want, patch)
 			}
 		})
