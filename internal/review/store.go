@@ -50,20 +50,19 @@ type Page struct {
 const reviewColumns = `r.id, p.owner, p.name, r.pr_number, r.head_sha, r.verdict, r.synthesized_at,
 	r.specialists_succeeded, r.findings_count, r.summary, r.repository_id, r.base_sha, r.specialists_failed`
 
-// One query per listing shape, so each uses its keyset index.
+// One query per listing shape, so each uses its keyset index. The
+// repository is found by a scalar subquery, which both databases evaluate
+// once before scanning the index: one round trip per page.
 const (
-	listRepoFirst = `SELECT ` + reviewColumns + ` FROM reviews r JOIN repositories p ON p.id = r.repository_id
-WHERE r.repository_id = $1
-ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $2`
-	listRepoAfter = `SELECT ` + reviewColumns + ` FROM reviews r JOIN repositories p ON p.id = r.repository_id
-WHERE r.repository_id = $1 AND (r.synthesized_at, r.id) < ($3, $4)
-ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $2`
-	listPRFirst = `SELECT ` + reviewColumns + ` FROM reviews r JOIN repositories p ON p.id = r.repository_id
-WHERE r.repository_id = $1 AND r.pr_number = $3
-ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $2`
-	listPRAfter = `SELECT ` + reviewColumns + ` FROM reviews r JOIN repositories p ON p.id = r.repository_id
-WHERE r.repository_id = $1 AND r.pr_number = $3 AND (r.synthesized_at, r.id) < ($4, $5)
-ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $2`
+	repoOfAccount = `(SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3))`
+	listFrom      = `SELECT ` + reviewColumns + ` FROM reviews r JOIN repositories p ON p.id = r.repository_id
+WHERE r.repository_id = ` + repoOfAccount
+	listOrder = `
+ORDER BY r.synthesized_at DESC, r.id DESC LIMIT $4`
+	listRepoFirst = listFrom + listOrder
+	listRepoAfter = listFrom + ` AND (r.synthesized_at, r.id) < ($5, $6)` + listOrder
+	listPRFirst   = listFrom + ` AND r.pr_number = $5` + listOrder
+	listPRAfter   = listFrom + ` AND r.pr_number = $5 AND (r.synthesized_at, r.id) < ($6, $7)` + listOrder
 )
 
 // List returns a page of a repository's reviews, newest first. A repository
@@ -73,17 +72,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) (Page, error) {
 		return Page{}, fmt.Errorf("list reviews: limit %d, want at least 1", q.Limit)
 	}
 	db := s.db.Reader()
-	var repoID string
-	err := db.QueryRow(ctx, `SELECT id FROM repositories
-WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`, q.AccountID, q.Owner, q.Repo).Scan(&repoID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Page{}, ErrNotFound
-	}
-	if err != nil {
-		return Page{}, fmt.Errorf("find repository %s/%s: %w", q.Owner, q.Repo, err)
-	}
-
-	query, args := listRepoFirst, []any{repoID, q.Limit + 1}
+	query, args := listRepoFirst, []any{q.AccountID, q.Owner, q.Repo, q.Limit + 1}
 	switch {
 	case q.PR == 0 && q.After != nil:
 		query, args = listRepoAfter, append(args, q.After.SynthesizedAt, q.After.ID)
@@ -114,6 +103,16 @@ WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
 		page.Next = &Cursor{SynthesizedAt: store.Micros(last.SynthesizedAt), ID: last.ID}
 	}
 	if page.Reviews == nil {
+		// An empty page: an empty repository, or none the account owns.
+		var repoID string
+		err := db.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
+			q.AccountID, q.Owner, q.Repo).Scan(&repoID)
+		if errors.Is(err, store.ErrNotFound) {
+			return Page{}, ErrNotFound
+		}
+		if err != nil {
+			return Page{}, fmt.Errorf("find repository %s/%s: %w", q.Owner, q.Repo, err)
+		}
 		page.Reviews = []Review{}
 	}
 	return page, nil

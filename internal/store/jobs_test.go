@@ -166,3 +166,37 @@ func TestOptimizeWorker(t *testing.T) {
 		}
 	})
 }
+
+// On SQLite the optimize job keeps stat1 but drops STAT4's samples, which
+// would make every prepared statement recompile.
+func TestOptimizeDropsStat4(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	repo := storetest.Repo(t, db, "acme", "acme", "widgets")
+	for i := range 20 {
+		storetest.Review(t, db, repo, i, 1, time.Now().Add(time.Duration(i)*time.Second))
+	}
+	ctx := context.Background()
+	if _, err := db.Writer().Exec(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string) int {
+		var n int
+		if err := db.Writer().QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if count("sqlite_stat4") == 0 {
+		t.Fatal("ANALYZE wrote no STAT4 samples: the test proves nothing")
+	}
+	if err := (&store.OptimizeWorker{DB: db}).Work(ctx, &river.Job[store.OptimizeArgs]{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("sqlite_stat4"); n != 0 {
+		t.Errorf("sqlite_stat4 has %d rows after optimize, want 0", n)
+	}
+	if count("sqlite_stat1") == 0 {
+		t.Errorf("optimize dropped sqlite_stat1 too")
+	}
+}

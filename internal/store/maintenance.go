@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -25,12 +26,26 @@ type OptimizeWorker struct {
 
 // Work runs the optimization.
 func (w *OptimizeWorker) Work(ctx context.Context, _ *river.Job[OptimizeArgs]) error {
-	stmt := `PRAGMA optimize`
-	if w.DB.dialect == Postgres {
-		stmt = `ANALYZE accounts, installations, repositories, reviews, findings, api_tokens`
+	stmts := []string{
+		`PRAGMA optimize`,
+		// The driver's SQLite is built with STAT4, whose per-value samples
+		// make the planner recompile a statement on every new binding,
+		// undoing prepared statements (measured: a fifth of an API
+		// request). stat1 alone plans quorum's indexed queries the same.
+		`DELETE FROM sqlite_stat4`,
+		`ANALYZE sqlite_schema`,
 	}
-	if _, err := w.DB.Writer().Exec(ctx, stmt); err != nil {
-		return fmt.Errorf("optimize: %w", err)
+	if w.DB.dialect == Postgres {
+		stmts = []string{`ANALYZE accounts, installations, repositories, reviews, findings, api_tokens`}
+	}
+	for _, stmt := range stmts {
+		if _, err := w.DB.Writer().Exec(ctx, stmt); err != nil {
+			if stmt == `DELETE FROM sqlite_stat4` && strings.Contains(err.Error(), "no such table") {
+				// optimize found nothing to analyze yet.
+				continue
+			}
+			return fmt.Errorf("optimize: %s: %w", stmt, err)
+		}
 	}
 	return nil
 }

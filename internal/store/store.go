@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,6 +57,9 @@ type DB struct {
 	// SQLite: write is the single-connection pool that River and all writes
 	// use; read is a pool of query-only connections for the API.
 	write, read *sql.DB
+	// readStmts prepares each read query once: SQLite compiling the SQL
+	// text of every query was a quarter of an API request's time.
+	readStmts *stmtCache
 	// PostgreSQL: one pool for everything.
 	pool *pgxpool.Pool
 
@@ -105,7 +109,7 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read}, nil
+	return &DB{dialect: SQLite, write: write, read: read, readStmts: &stmtCache{db: read}}, nil
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
@@ -159,7 +163,7 @@ func (db *DB) Close() error {
 		db.pool.Close()
 		return nil
 	}
-	return errors.Join(db.read.Close(), db.write.Close())
+	return errors.Join(db.readStmts.close(), db.read.Close(), db.write.Close())
 }
 
 // Ping checks that the database answers.
@@ -206,7 +210,7 @@ func (db *DB) Reader() Querier {
 	if db.pool != nil {
 		return pgxQuerier{db.pool}
 	}
-	return sqlQuerier{db.read}
+	return db.readStmts
 }
 
 // Writer is the querier for single writes outside a transaction.
@@ -266,6 +270,76 @@ func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return row{q.c.QueryRowContext(ctx, query, args...)}
 }
+
+// stmtCache is a Querier over a *sql.DB that prepares each distinct query
+// text once and reuses the statement (database/sql re-prepares it per
+// connection as needed). Queries are constants in the code, so the cache is
+// bounded by the program's text.
+type stmtCache struct {
+	db    *sql.DB
+	stmts sync.Map // query text → *sql.Stmt
+}
+
+func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := c.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (c *stmtCache) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c *stmtCache) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (c *stmtCache) QueryRow(ctx context.Context, query string, args ...any) Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return row{st.QueryRowContext(ctx, args...)}
+}
+
+func (c *stmtCache) close() error {
+	var errs []error
+	c.stmts.Range(func(_, v any) bool {
+		errs = append(errs, v.(*sql.Stmt).Close())
+		return true
+	})
+	return errors.Join(errs...)
+}
+
+// errRow is a Row whose query could not even be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 type sqlRows struct{ *sql.Rows }
 
