@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,43 +218,12 @@ func builtinSpecialists(repoDir string, enabled []string) ([]specialist.Speciali
 			}
 			out = append(out, s)
 		case specialist.Tests:
-			out = append(out, &tests.Specialist{Lister: &gitDirLister{list: goanalysis.GitListFiles(repoDir)}})
+			out = append(out, tests.New())
 		default:
 			missing = append(missing, n)
 		}
 	}
 	return out, missing, nil
-}
-
-// gitDirLister lists a directory at a revision for the tests specialist,
-// from one listing of the whole tree per revision.
-type gitDirLister struct {
-	list  func(ctx context.Context, c *change.Change, rev string) ([]string, error)
-	mu    sync.Mutex
-	trees map[string][]string
-}
-
-func (g *gitDirLister) ListFiles(ctx context.Context, rev, dir string) ([]string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	all, ok := g.trees[rev]
-	if !ok {
-		var err error
-		if all, err = g.list(ctx, nil, rev); err != nil {
-			return nil, err
-		}
-		if g.trees == nil {
-			g.trees = map[string][]string{}
-		}
-		g.trees[rev] = all
-	}
-	var out []string
-	for _, p := range all {
-		if path.Dir(p) == path.Clean(dir) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
 }
 
 func names(specs []specialist.Specialist) []string {

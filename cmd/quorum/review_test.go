@@ -15,6 +15,7 @@ import (
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
@@ -23,38 +24,13 @@ import (
 // the branch feature adds head's files on top. It returns the directory.
 func gitRepo(t *testing.T, base, head map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@quorum.invalid",
-			"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@quorum.invalid"}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	write := func(files map[string]string) {
-		for p, content := range files {
-			full := filepath.Join(dir, p)
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	git("init", "-q", "-b", "main")
-	write(base)
-	git("add", "-A")
-	git("commit", "-q", "-m", "base")
-	git("checkout", "-q", "-b", "feature")
-	write(head)
-	git("add", "-A")
-	git("commit", "-q", "-m", "head")
-	return dir
+	r := goanalysistest.NewRepo(t)
+	r.Write(base)
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(head)
+	r.Commit("head")
+	return r.Dir
 }
 
 // leakRepo's change adds an AWS access key to a config file (a critical

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/storetest"
@@ -210,20 +211,20 @@ func TestDedupe(t *testing.T) {
 
 func TestFingerprintStableWhenLineMoves(t *testing.T) {
 	t.Parallel()
-	r := newTestRepo(t)
-	r.write("app.go", baseApp)
-	r.commit("base")
-	r.git("checkout", "-q", "-b", "first")
-	r.write("app.go", headApp)
-	r.commit("first push")
-	r.git("checkout", "-q", "-b", "moved", "main")
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"app.go": baseApp})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "first")
+	r.Write(map[string]string{"app.go": headApp})
+	r.Commit("first push")
+	r.Git("checkout", "-q", "-b", "moved", "main")
 	// The same code three lines lower and re-indented.
-	r.write("app.go", strings.Replace(strings.Replace(headApp, "import \"fmt\"\n", "import \"fmt\"\n\n// One.\n// Two.\n", 1),
-		"\tq := fmt.Sprintf", "\t  q  :=   fmt.Sprintf", 1))
-	r.commit("rebased")
-	r.git("checkout", "-q", "-b", "changed", "main")
-	r.write("app.go", strings.Replace(headApp, "name = '%s'", "id = '%s'", 1))
-	r.commit("different code")
+	r.Write(map[string]string{"app.go": strings.Replace(strings.Replace(headApp, "import \"fmt\"\n", "import \"fmt\"\n\n// One.\n// Two.\n", 1),
+		"\tq := fmt.Sprintf", "\t  q  :=   fmt.Sprintf", 1)})
+	r.Commit("rebased")
+	r.Git("checkout", "-q", "-b", "changed", "main")
+	r.Write(map[string]string{"app.go": strings.Replace(headApp, "name = '%s'", "id = '%s'", 1)})
+	r.Commit("different code")
 
 	// The specialist finds the line wherever it is.
 	finder := fake{name: "security", find: func(ctx context.Context, c *change.Change) []specialist.Finding {
@@ -237,7 +238,7 @@ func TestFingerprintStableWhenLineMoves(t *testing.T) {
 	}}
 	one := func(head string) review.Finding {
 		t.Helper()
-		res := Run(context.Background(), r.change("main", head), []specialist.Specialist{finder}, opts())
+		res := Run(context.Background(), prChange(t, r, "main", head), []specialist.Specialist{finder}, opts())
 		if len(res.Review.Findings) != 1 {
 			t.Fatalf("%s: %d findings, want 1", head, len(res.Review.Findings))
 		}
