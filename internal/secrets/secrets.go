@@ -203,7 +203,8 @@ func keep(g report.Finding) bool {
 const pairWithin = 3
 
 // pairedWith returns the issuer-specific finding that a generic-api-key
-// finding sits next to, if any. gitleaks has no rule for the secret half of
+// finding sits next to, if any, when the generic value is assigned to a
+// name with "secret" or the issuer's name in it (aws_secret_access_key). gitleaks has no rule for the secret half of
 // some pairs (AWS's secret access key is 40 characters of base64, like much
 // else), so only its generic rule finds it; beside the key ID it belongs
 // to, it is as live as the ID.
@@ -211,10 +212,14 @@ func pairedWith(g report.Finding, found []report.Finding) *report.Finding {
 	if g.RuleID != "generic-api-key" {
 		return nil
 	}
+	// What the value is assigned to: the match up to the value.
+	name, _, _ := strings.Cut(strings.ToLower(g.Match), strings.ToLower(g.Secret))
 	for i := range found {
 		o := &found[i]
+		issuer, _, _ := strings.Cut(o.RuleID, "-")
 		if Severity(o.RuleID) == specialist.SeverityCritical && o.RuleID != "private-key" &&
-			o.StartLine-pairWithin <= g.StartLine && g.StartLine <= o.EndLine+pairWithin && keep(*o) {
+			o.StartLine-pairWithin <= g.StartLine && g.StartLine <= o.EndLine+pairWithin &&
+			(strings.Contains(name, "secret") || strings.Contains(name, issuer)) && keep(*o) {
 			return o
 		}
 	}

@@ -206,7 +206,7 @@ func headlines(fs []specialist.Finding) string {
 
 func TestAWSKeyInYAML(t *testing.T) {
 	t.Parallel()
-	id, secret := awsKeyID(1), awsSecret(2)
+	id, secret, password := awsKeyID(1), awsSecret(2), fake(25, alnum, 16)
 	c := repoChange(t,
 		map[string]*string{"deploy/config.yaml": text("service: api", "region: eu-west-1")},
 		map[string]*string{"deploy/config.yaml": text(
@@ -215,14 +215,19 @@ func TestAWSKeyInYAML(t *testing.T) {
 			"aws:",
 			"  access_key_id: "+id,
 			"  secret_access_key: "+secret,
+			"db:",
+			"  password: "+password,
 		)},
 	)
-	fs := scan(t, c, id, secret)
+	fs := scan(t, c, id, secret, password)
+	// The secret access key, which only gitleaks' generic rule finds, is as
+	// critical as the key ID beside it; a password nearby is not its pair.
 	assertFindings(t, fs, "deploy/config.yaml",
 		want{"gitleaks:aws-access-token", 4, 4, specialist.SeverityCritical},
 		want{"gitleaks:generic-api-key", 5, 5, specialist.SeverityCritical},
+		want{"gitleaks:generic-api-key", 7, 7, specialist.SeverityHigh},
 	)
-	if len(fs) == 2 {
+	if len(fs) == 3 {
 		if got := fs[0].Headline; got != "Hard-coded AWS access key ID" {
 			t.Errorf("headline %q", got)
 		}
