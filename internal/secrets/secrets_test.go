@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -254,21 +255,19 @@ func TestPrivateKey(t *testing.T) {
 		map[string]*string{
 			"certs/server.pem":       text(block),
 			"internal/tlsfix/key.go": &goSource,
+			"internal/tlsfix/inline.go": text("package tlsfix", "",
+				"var clientKey = "+strconv.Quote(block+"\n")),
 		},
 	)
 	fs := scan(t, c, body...)
 	lines := len(body) + 2
-	var pem, gosrc []specialist.Finding
+	byPath := map[string][]specialist.Finding{}
 	for _, f := range fs {
-		switch f.Path {
-		case "certs/server.pem":
-			pem = append(pem, f)
-		case "internal/tlsfix/key.go":
-			gosrc = append(gosrc, f)
-		}
+		byPath[f.Path] = append(byPath[f.Path], f)
 	}
-	assertFindings(t, pem, "certs/server.pem", want{"gitleaks:private-key", 1, lines, specialist.SeverityCritical})
-	assertFindings(t, gosrc, "internal/tlsfix/key.go", want{"gitleaks:private-key", 4, 3 + lines, specialist.SeverityCritical})
+	assertFindings(t, byPath["certs/server.pem"], "certs/server.pem", want{"gitleaks:private-key", 1, lines, specialist.SeverityCritical})
+	assertFindings(t, byPath["internal/tlsfix/key.go"], "internal/tlsfix/key.go", want{"gitleaks:private-key", 4, 3 + lines, specialist.SeverityCritical})
+	assertFindings(t, byPath["internal/tlsfix/inline.go"], "internal/tlsfix/inline.go", want{"gitleaks:private-key", 3, 3, specialist.SeverityCritical})
 	for _, f := range fs {
 		if f.Headline != "Hard-coded private key" {
 			t.Errorf("headline %q", f.Headline)
