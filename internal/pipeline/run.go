@@ -3,6 +3,20 @@
 // merged when two specialists found the same problem, fingerprinted, ranked,
 // capped — into one review with a verdict and a summary, or a quorum
 // failure. Save stores the outcome with its events in one transaction.
+//
+// Decisions:
+//   - Same problem: two findings on the same path whose line ranges overlap
+//     (or both on the file as a whole) with the same rule, or with headlines
+//     sharing at least 80% of their words, case and punctuation aside. The
+//     most severe is kept, under its own specialist; the others that found
+//     it are named at the end of its body ("Also found by logic (llm:logic).").
+//   - Fingerprint: see Fingerprint. The rule, the path and the flagged line
+//     with one neighbour either side, whitespace collapsed; never the line
+//     number, so a finding keeps its identity when code above it moves.
+//   - Ranking: severity, then path, then line.
+//   - Review rate limit: fixed windows aligned to the Unix epoch; see
+//     RateLimit.
+//   - A secret's finding has no excerpt: it would show the secret.
 package pipeline
 
 import (
