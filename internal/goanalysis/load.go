@@ -97,8 +97,10 @@ type Loader struct {
 	envErr     error
 }
 
-// keep is how many changes' loads a Loader keeps.
-const keep = 4
+// keep is how many changes' loads a Loader keeps: the specialists of one
+// review share the last one; a program with its dependencies' syntax
+// weighs a few hundred megabytes, so no more are kept.
+const keep = 2
 
 type load struct {
 	done chan struct{}
@@ -267,7 +269,9 @@ func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
 			l.mu.Unlock()
 			return &Program{Root: root, Packages: pkgs, head: m.head, registered: registered}, nil
 		}
-		why = lerr.Error()
+		// The reason goes into findings: no temporary path in it, so a
+		// review says the same thing each time.
+		why = strings.ReplaceAll(lerr.Error(), root+string(filepath.Separator), "")
 	}
 	return l.syntaxOnly(ctx, m, why)
 }

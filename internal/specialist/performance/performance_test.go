@@ -97,6 +97,9 @@ func Each(db *sql.DB, ids []int) {
 		if !strings.HasPrefix(f.Note, "syntax-only: ") || !strings.Contains(f.Note, "example.invalid/missing") {
 			t.Errorf("finding %s has note %q, want syntax-only naming the missing module", f.Rule, f.Note)
 		}
+		if strings.Contains(f.Note, "quorum-head-") {
+			t.Errorf("note %q names the temporary directory", f.Note)
+		}
 	}
 	if strings.Contains(fs[0].Headline, "every request") == false {
 		t.Errorf("regexp in a handler: headline %q does not say per request", fs[0].Headline)
