@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 )
 
 // Problem types: the anchor on {docs_url}/api/errors of each error code.
@@ -76,6 +77,12 @@ type problem struct {
 // are internal: logged with the request id, shown as a bare 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *Error
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The client went away; nobody reads this response.
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request abandoned by the client",
+			slog.String("request_id", requestIDFrom(r.Context())), slog.String("path", r.URL.Path))
+		return
+	}
 	if !errors.As(err, &e) {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("request_id", requestIDFrom(r.Context())),
@@ -122,12 +129,21 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, e *Error) 
 }
 
 // writeJSON writes a 200 JSON body.
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) { writeBody(w, encodeJSON(v)) }
+
+// encodeJSON encodes a response body, with a final newline.
+func encodeJSON(v any) []byte {
 	body, err := json.Marshal(v)
 	if err != nil {
 		// Our own types always marshal; this is a programming error.
 		panic(fmt.Sprintf("api: marshal response: %v", err))
 	}
+	return append(body, '\n')
+}
+
+// writeBody writes an encoded 200 JSON body.
+func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(append(body, '\n'))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
 }

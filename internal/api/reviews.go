@@ -128,16 +128,25 @@ func (s *Server) getReview() http.Handler {
 			s.writeError(w, r, errorf(codeNotFound, "No review %s.", rid))
 			return
 		}
-		full, err := s.reviews.Get(r.Context(), pr.AccountID, rid)
-		if errors.Is(err, review.ErrNotFound) {
-			s.writeError(w, r, errorf(codeNotFound, "No review %s.", rid))
-			return
+		// A stored review never changes, so its encoding is cached, keyed
+		// by the asking account too: another account misses and gets the
+		// database's 404.
+		key := pr.AccountID + "\x00" + rid
+		body, ok := s.reviewCache.Get(key)
+		if !ok {
+			full, err := s.reviews.Get(r.Context(), pr.AccountID, rid)
+			if errors.Is(err, review.ErrNotFound) {
+				s.writeError(w, r, errorf(codeNotFound, "No review %s.", rid))
+				return
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			body = encodeJSON(full)
+			s.reviewCache.Add(key, body)
 		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, full)
+		writeBody(w, body)
 	})
 }
 

@@ -4,12 +4,15 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
@@ -27,9 +30,16 @@ type Config struct {
 	// TrustProxy takes the client address from X-Forwarded-For's last hop
 	// added by the proxy in front, for per-address limits.
 	TrustProxy bool
+	// ReviewCacheSize bounds how many encoded reviews are cached (default
+	// 1024, about 10 MB with 20 findings each).
+	ReviewCacheSize int
 	// Version is reported in the User-Agent of nothing yet and in /healthz.
 	Version string
 }
+
+// reviewCacheTTL bounds how long a cached review outlives its deletion on
+// another replica.
+const reviewCacheTTL = 10 * time.Minute
 
 // Server is the HTTP API.
 type Server struct {
@@ -43,6 +53,9 @@ type Server struct {
 	cursors cursorCodec
 	openapi []byte
 	handler http.Handler
+	// reviewCache holds encoded GET /v1/reviews/{id} bodies by account and
+	// review id.
+	reviewCache *expirable.LRU[string, []byte]
 }
 
 // New builds the API server. The cursor key is read from the database, so
@@ -64,15 +77,16 @@ func New(ctx context.Context, cfg Config, db *store.DB, tokens *token.Store, log
 		return nil, err
 	}
 	s := &Server{
-		cfg:     cfg,
-		db:      db,
-		reviews: review.NewStore(db),
-		tokens:  tokens,
-		log:     log,
-		now:     now,
-		limiter: newLimiter(cfg.RateLimit, cfg.RateWindow, now),
-		cursors: cursorCodec{key: key},
-		openapi: doc,
+		cfg:         cfg,
+		db:          db,
+		reviews:     review.NewStore(db),
+		tokens:      tokens,
+		log:         log,
+		now:         now,
+		limiter:     newLimiter(cfg.RateLimit, cfg.RateWindow, now),
+		cursors:     cursorCodec{key: key},
+		openapi:     doc,
+		reviewCache: expirable.NewLRU[string, []byte](cmp.Or(cfg.ReviewCacheSize, 1024), nil, reviewCacheTTL),
 	}
 	s.handler = s.routes()
 	return s, nil
