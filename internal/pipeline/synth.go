@@ -68,11 +68,13 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 	// Merge: the most severe report of a problem is kept (candidates are
 	// ranked), and the others that found it are named in its body.
 	var merged []*candidate
+	byPath := map[string][]*candidate{}
 	for i := range cands {
 		cd := &cands[i]
-		if k := slices.IndexFunc(merged, func(k *candidate) bool { return sameProblem(k.Finding, cd.Finding) }); k >= 0 {
+		kept := byPath[cd.Path]
+		if k := slices.IndexFunc(kept, func(k *candidate) bool { return sameProblem(k.Finding, cd.Finding) }); k >= 0 {
 			s.dropped.Merged++
-			keep := merged[k]
+			keep := kept[k]
 			if cd.specialist != keep.specialist {
 				note := cd.specialist
 				if cd.Rule != keep.Rule {
@@ -85,6 +87,7 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 			continue
 		}
 		merged = append(merged, cd)
+		byPath[cd.Path] = append(byPath[cd.Path], cd)
 	}
 
 	src := newSource(ctx, c)
