@@ -3,6 +3,9 @@ package security_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -61,4 +64,38 @@ func TestReviewPlanted(t *testing.T) {
 			t.Fatalf("err = %v, want %v", err, boom)
 		}
 	})
+}
+
+// The default specialist scans with the real secrets scanner; the token is
+// made up at run time, so this file holds nothing a scanner would report.
+func TestReviewDefaultFindsSecrets(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 11))
+	const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 36)
+	for i := range b {
+		b[i] = alnum[r.IntN(len(alnum))]
+	}
+	token := "ghp_" + string(b)
+
+	repo := goanalysistest.NewRepo(t)
+	repo.Write(map[string]string{".env": "PORT=8080\n"})
+	base := repo.Commit("base")
+	repo.Write(map[string]string{".env": "PORT=8080\nGITHUB_TOKEN=" + token + "\n"})
+	head := repo.Commit("head")
+
+	s, err := security.NewDefault(repo.Loader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := s.Review(context.Background(), repo.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Path != ".env" || fs[0].Line != 2 || fs[0].Category != specialist.CategorySecurity || !strings.HasPrefix(fs[0].Rule, "gitleaks:") {
+		t.Fatalf("findings %+v, want one gitleaks finding on .env:2", fs)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", fs[0]), token) {
+		t.Error("the finding carries the secret")
+	}
 }
