@@ -65,9 +65,14 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	owner := c.String("owner", "", "local", "repository owner (and account) the review is stored under")
 	name := c.String("name", "", "", "repository name the review is stored under (default: the repository directory's name)")
 	pr := c.Int("pr", "", 0, "pull request number the review is stored under")
+	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "with --save: reviews an account may have per rate-limit window")
+	window := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "with --save: length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	db := addDBFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
+	}
+	if *maxReviews < 1 || *window <= 0 {
+		return usageError{fmt.Errorf("--max-reviews and --review-window must be positive")}
 	}
 	if !slices.Contains([]string{"text", "json", "sarif"}, *format) {
 		return usageError{fmt.Errorf("--format: want text, json or sarif, got %q", *format)}
@@ -112,7 +117,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		if err != nil {
 			return reviewFailure(err)
 		}
-		limits := pipeline.RateLimit{}
+		limits := pipeline.RateLimit{Window: *window, MaxReviews: *maxReviews}
 		if _, err := pipeline.CheckRateLimit(ctx, d.Reader(), acct.ID, limits, time.Now()); err != nil {
 			if errors.Is(err, pipeline.ErrRateLimited) {
 				skipped := pipeline.Skipped(*owner, *name, *pr, ch.HeadSHA, event.ReasonRateLimit, time.Now())

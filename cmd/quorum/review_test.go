@@ -310,3 +310,54 @@ func TestReviewSaveServes(t *testing.T) {
 		t.Errorf("served review differs from the printed one:\nserved  %s\nprinted %s", a, b)
 	}
 }
+
+// TestReviewRateLimit: over the account's review rate limit, --save skips
+// the review, records review.failed rate_limit, and exits 2.
+func TestReviewRateLimit(t *testing.T) {
+	t.Parallel()
+	repoDir := leakRepo(t)
+	data := t.TempDir()
+	// One review per window of about a century: no boundary falls mid-test.
+	args := []string{"--repo", repoDir, "--save", "--data-dir", data, "--owner", "acme", "--name", "api",
+		"--max-reviews", "1", "--review-window", "1000000h", "--fail-on", "never"}
+	if _, errOut, code := reviewRun(t, args...); code != 0 {
+		t.Fatalf("first review: exit %d; stderr:\n%s", code, errOut)
+	}
+	out, errOut, code := reviewRun(t, args...)
+	if code != 2 || out != "" || !strings.Contains(errOut, "review rate limit reached: 1 of 1 reviews used") {
+		t.Fatalf("second review: exit %d, stdout %q; stderr:\n%s\nwant exit 2 and the rate limit named", code, out, errOut)
+	}
+	if strings.Contains(errOut, "started") {
+		t.Errorf("specialists ran over the rate limit:\n%s", errOut)
+	}
+
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	acct, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := event.List(ctx, db.Reader(), acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.Name)
+	}
+	want := []string{event.ReviewCompleted, event.FindingCreated, event.ReviewFailed}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("events %v, want %v", names, want)
+	}
+	var failed event.ReviewFailedData
+	if err := json.Unmarshal(evs[2].Data, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Reason != event.ReasonRateLimit || failed.Owner != "acme" || failed.Repo != "api" || len(failed.HeadSHA) != 40 {
+		t.Errorf("review.failed = %+v, want rate_limit for acme/api at the head", failed)
+	}
+}
