@@ -131,12 +131,13 @@ func NamesAtOnce(db *sql.DB, ids []int) (*sql.Rows, error) {
 
 import (
 	"context"
+	"os"
 	"os/exec"
 )
 
-// Run runs the command line it is given.
-func Run(ctx context.Context, line string) ([]byte, error) {
-	return exec.CommandContext(ctx, "sh", "-c", line).Output() // want:gosec:G204
+// Run runs the command line the user gave.
+func Run(ctx context.Context) ([]byte, error) {
+	return exec.CommandContext(ctx, "sh", "-c", os.Args[1]).Output() // want:gosec:G702
 }
 
 // Version runs a fixed command.
