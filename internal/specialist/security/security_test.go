@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/logic"
+	"github.com/quorum-review/quorum/internal/specialist/performance"
 	"github.com/quorum-review/quorum/internal/specialist/security"
 )
 
@@ -30,14 +33,32 @@ func (f fakeSecrets) Scan(_ context.Context, c *change.Change) ([]specialist.Fin
 func TestReviewPlanted(t *testing.T) {
 	t.Parallel()
 	p := goanalysistest.NewPlanted(t)
-	s := security.New(p.Repo.Loader(), fakeSecrets{})
+	// The specialists share one loader and run at once, as the pipeline
+	// runs them: one load, one analysis pass, no race.
+	loader := p.Repo.Loader()
+	s := security.New(loader, fakeSecrets{})
 	if s.Name() != specialist.Security {
 		t.Fatalf("Name() = %q", s.Name())
 	}
+	others := []specialist.Specialist{logic.New(loader), performance.New(loader)}
+	otherFindings := make([][]specialist.Finding, len(others))
+	var wg sync.WaitGroup
+	for i, o := range others {
+		wg.Go(func() {
+			fs, err := o.Review(context.Background(), p.Change)
+			if err != nil {
+				t.Errorf("%s: %v", o.Name(), err)
+			}
+			otherFindings[i] = fs
+		})
+	}
 	fs, err := s.Review(context.Background(), p.Change)
+	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Check(t, otherFindings[0], specialist.CategoryLogic, map[string]string{"go-vet:lostcancel": specialist.SeverityHigh})
+	p.Check(t, otherFindings[1], specialist.CategoryPerformance, map[string]string{"quorum:deferinloop": specialist.SeverityMedium})
 	for _, f := range fs {
 		t.Logf("%s:%d %s %s %s", f.Path, f.Line, f.Rule, f.Severity, f.Headline)
 	}
