@@ -50,7 +50,8 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 )
 
-// DefaultTimeout bounds loading the packages of one change.
+// DefaultTimeout bounds loading the packages of one change; past it the
+// change is reviewed syntax-only.
 const DefaultTimeout = 2 * time.Minute
 
 // maxPackageFiles bounds how many files are copied out of the head tree for
@@ -73,7 +74,9 @@ type Config struct {
 	// CacheDir holds GOCACHE and the private HOME and GOPATH; a directory
 	// under the user's cache directory when empty.
 	CacheDir string
-	// Timeout bounds loading one change; DefaultTimeout when 0.
+	// Timeout bounds loading one change's packages (the go command and
+	// type checking); past it the change is reviewed syntax-only.
+	// DefaultTimeout when 0.
 	Timeout time.Duration
 	// ListFiles lists every file path at rev in the change's repository.
 	// When nil, a Change that offers ListFiles(ctx, rev) is asked; when
@@ -244,8 +247,6 @@ func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 
 	root, err := os.MkdirTemp("", "quorum-head-")
 	if err != nil {
@@ -259,19 +260,27 @@ func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
 		return nil, err
 	}
 	if why == "" {
-		pkgs, lerr := l.loadPackages(ctx, root, dirs, changesTests(c))
-		if ctx.Err() != nil {
+		// The go command and the type checker get Timeout; past it the
+		// review goes on with the syntax alone, while ctx lasts.
+		loadCtx, cancel := context.WithTimeout(ctx, timeout)
+		pkgs, lerr := l.loadPackages(loadCtx, root, dirs, changesTests(c))
+		expired := loadCtx.Err() != nil
+		cancel()
+		switch {
+		case ctx.Err() != nil:
 			return nil, fmt.Errorf("load go packages: %w", ctx.Err())
-		}
-		if lerr == nil {
+		case expired:
+			why = fmt.Sprintf("loading took longer than %s", timeout)
+		case lerr == nil:
 			l.mu.Lock()
 			registered := slices.Clone(l.registered)
 			l.mu.Unlock()
 			return &Program{Root: root, Packages: pkgs, head: m.head, registered: registered}, nil
+		default:
+			// The reason goes into findings: no temporary path in it, so
+			// a review says the same thing each time.
+			why = strings.ReplaceAll(lerr.Error(), root+string(filepath.Separator), "")
 		}
-		// The reason goes into findings: no temporary path in it, so a
-		// review says the same thing each time.
-		why = strings.ReplaceAll(lerr.Error(), root+string(filepath.Separator), "")
 	}
 	return l.syntaxOnly(ctx, m, why)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -156,5 +157,30 @@ func TestLoadRefusesOtherToolchains(t *testing.T) {
 	}
 	if len(p.Files) != 1 {
 		t.Fatalf("parsed %d files, want the changed one", len(p.Files))
+	}
+}
+
+// Past its time limit, loading gives way to syntax-only review.
+func TestLoadTimeoutFallsBackToSyntax(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/slow"), "a.go": "package slow\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.go": "package slow\n\nfunc F() {}\n"})
+	head := r.Commit("head")
+	l := goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(r.Dir), Timeout: time.Nanosecond})
+	p, err := l.Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SyntaxOnly != "loading took longer than 1ns" || len(p.Files) != 1 {
+		t.Fatalf("SyntaxOnly = %q, %d files", p.SyntaxOnly, len(p.Files))
+	}
+
+	// The caller's own deadline is an error, not a fallback.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Loader().Load(ctx, r.Change(base, head)); err == nil {
+		t.Fatal("Load with a cancelled context succeeded")
 	}
 }
