@@ -142,7 +142,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
-	specs, missing, err := builtinSpecialists(*repoDir, cfg.Specialists)
+	specs, missing, err := builtinSpecialists(cfg.Specialists)
 	if err != nil {
 		return reviewFailure(err)
 	}
@@ -206,8 +206,8 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 
 // builtinSpecialists constructs the enabled built-in specialists, in the
 // configuration's order, and names the enabled ones this build lacks.
-func builtinSpecialists(repoDir string, enabled []string) ([]specialist.Specialist, []string, error) {
-	loader := goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(repoDir)})
+func builtinSpecialists(enabled []string) ([]specialist.Specialist, []string, error) {
+	loader := goanalysis.NewLoader(goanalysis.Config{})
 	var out []specialist.Specialist
 	var missing []string
 	for _, n := range enabled {

@@ -120,6 +120,8 @@ type Lister interface {
 	// files directly in dir ("" for the root) at rev. A directory that does
 	// not exist at rev is an error wrapping fs.ErrNotExist.
 	ListFiles(ctx context.Context, rev, dir string) ([]string, error)
+	// ListTree returns the paths of every file at rev.
+	ListTree(ctx context.Context, rev string) ([]string, error)
 }
 
 // ErrNoListing means the change's source cannot list directories.
@@ -133,6 +135,16 @@ func (c *Change) ListFiles(ctx context.Context, rev, dir string) ([]string, erro
 		return nil, ErrNoListing
 	}
 	return l.ListFiles(ctx, rev, dir)
+}
+
+// ListTree lists every file at rev, when the change's source can
+// (ErrNoListing otherwise).
+func (c *Change) ListTree(ctx context.Context, rev string) ([]string, error) {
+	l, ok := c.tree.(Lister)
+	if !ok {
+		return nil, ErrNoListing
+	}
+	return l.ListTree(ctx, rev)
 }
 
 // SkippedCounts returns how many files were skipped for each reason, for

@@ -41,6 +41,13 @@ func TestListFiles(t *testing.T) {
 			t.Errorf("ListFiles(%s, %q) = %q, want %q", short(tc.rev), tc.dir, got, tc.want)
 		}
 	}
+	all, err := c.ListTree(ctx, head)
+	if want := []string{"go.mod", "pkg/a.go", "pkg/a_test.go", "pkg/c.go", "pkg/sub/b.go"}; err != nil || !slices.Equal(all, want) {
+		t.Errorf("ListTree(head) = %q, %v; want %q", all, err, want)
+	}
+	if _, err := (&Change{}).ListTree(ctx, head); !errors.Is(err, ErrNoListing) {
+		t.Errorf("ListTree without a lister: err = %v, want ErrNoListing", err)
+	}
 	if _, err := c.ListFiles(ctx, head, "nope"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing directory: err = %v, want fs.ErrNotExist", err)
 	}

@@ -126,6 +126,15 @@ func (l *Local) ReadFileAt(ctx context.Context, rev, path string) ([]byte, error
 // ListFiles lists the files (not directories or submodules) directly in dir
 // at rev, from git's object database.
 func (l *Local) ListFiles(ctx context.Context, rev, dir string) ([]string, error) {
+	return l.lsTree(ctx, rev, dir, false)
+}
+
+// ListTree lists every file at rev, recursively, from git's object database.
+func (l *Local) ListTree(ctx context.Context, rev string) ([]string, error) {
+	return l.lsTree(ctx, rev, "", true)
+}
+
+func (l *Local) lsTree(ctx context.Context, rev, dir string, recursive bool) ([]string, error) {
 	if err := checkRev(rev); err != nil {
 		return nil, err
 	}
@@ -138,7 +147,11 @@ func (l *Local) ListFiles(ctx context.Context, rev, dir string) ([]string, error
 		treeish = rev + ":" + dir
 	}
 	// -z keeps paths verbatim; checkRev refused option-like revisions.
-	out, err := l.run(ctx, l.maxDiffSize(), "ls-tree", "-z", "--full-tree", treeish)
+	args := []string{"ls-tree", "-z", "--full-tree"}
+	if recursive {
+		args = append(args, "-r")
+	}
+	out, err := l.run(ctx, l.maxDiffSize(), append(args, treeish)...)
 	if err != nil {
 		if strings.Contains(err.Error(), "Not a valid object name") || strings.Contains(err.Error(), "not a tree object") {
 			return nil, fmt.Errorf("list %s at %s: %w", dir, short(rev), fs.ErrNotExist)

@@ -78,11 +78,6 @@ type Config struct {
 	// type checking); past it the change is reviewed syntax-only.
 	// DefaultTimeout when 0.
 	Timeout time.Duration
-	// ListFiles lists every file path at rev in the change's repository.
-	// When nil, a Change that offers ListFiles(ctx, rev) is asked; when
-	// neither exists only the changed files and their go.mod are copied,
-	// and packages spread over unchanged files fall back to syntax-only.
-	ListFiles func(ctx context.Context, c *change.Change, rev string) ([]string, error)
 }
 
 // Loader loads the changed Go packages of a change, once per change however
@@ -343,24 +338,17 @@ func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
 	return b, nil
 }
 
-// headLister is what a Change offers when it can list its files.
-type headLister interface {
-	ListFiles(ctx context.Context, rev string) ([]string, error)
-}
-
 // materialize copies the changed packages, the packages of their module
 // they import (transitively) and the module's go.mod and go.sum, and
 // returns the changed packages' directories relative to root. A non-empty
 // reason means type-checked loading cannot work and says why.
 func (l *Loader) materialize(ctx context.Context, m *materializer) (dirs []string, reason string, err error) {
-	var all []string
-	switch {
-	case l.cfg.ListFiles != nil:
-		all, err = l.cfg.ListFiles(ctx, m.c, m.c.HeadSHA)
-	default:
-		if hl, ok := any(m.c).(headLister); ok {
-			all, err = hl.ListFiles(ctx, m.c.HeadSHA)
-		}
+	// Without a listing only the changed files and their go.mod are
+	// copied, and packages spread over unchanged files fall back to
+	// syntax-only.
+	all, err := m.c.ListTree(ctx, m.c.HeadSHA)
+	if errors.Is(err, change.ErrNoListing) {
+		all, err = nil, nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("list files at head: %w", err)

@@ -168,7 +168,7 @@ func TestLoadTimeoutFallsBackToSyntax(t *testing.T) {
 	base := r.Commit("base")
 	r.Write(map[string]string{"a.go": "package slow\n\nfunc F() {}\n"})
 	head := r.Commit("head")
-	l := goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(r.Dir), Timeout: time.Nanosecond})
+	l := goanalysis.NewLoader(goanalysis.Config{Timeout: time.Nanosecond})
 	p, err := l.Load(context.Background(), r.Change(base, head))
 	if err != nil {
 		t.Fatal(err)

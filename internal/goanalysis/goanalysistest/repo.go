@@ -102,7 +102,7 @@ func (r *Repo) Change(base, head string) *change.Change {
 
 // Loader returns an offline loader that lists files in this repository.
 func (r *Repo) Loader() *goanalysis.Loader {
-	return goanalysis.NewLoader(goanalysis.Config{ListFiles: goanalysis.GitListFiles(r.Dir)})
+	return goanalysis.NewLoader(goanalysis.Config{})
 }
 
 // Marked returns the 1-based numbers of the lines of content that end with
