@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/repoconfig"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// ReviewArgs is the River job that reviews one pull-request head. It is
+// unique per repository, pull request and head: asking twice for the same
+// head queues one review.
+type ReviewArgs struct {
+	AccountID    string `json:"account_id"`
+	RepositoryID string `json:"repository_id" river:"unique"`
+	Owner        string `json:"owner"`
+	Repo         string `json:"repo"`
+	PR           int    `json:"pr" river:"unique"`
+	Head         string `json:"head" river:"unique"`
+	// Base is the base revision; empty means the source's default.
+	Base string `json:"base,omitempty"`
+	// Source names the Worker.Sources entry that builds the change, and
+	// Location is what that source needs to find the repository (a
+	// directory for "local").
+	Source   string `json:"source"`
+	Location string `json:"location,omitempty"`
+}
+
+// Kind names the job.
+func (ReviewArgs) Kind() string { return "review.run" }
+
+// reviewAttempts is how often a review that failed internally is tried
+// before review.failed internal_error is recorded.
+const reviewAttempts = 3
+
+// InsertOpts makes the job unique by its tagged arguments, in every state
+// but finished ones, so a later push of the same head reviews again.
+func (ReviewArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: reviewAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Enqueue asks for a review of args.Head in tx, and records it as the pull
+// request's newest head, so reviews of older heads are cancelled — queued
+// ones before they start, running ones within Worker.Watch.
+func Enqueue(ctx context.Context, tx store.Tx, args ReviewArgs, now time.Time) error {
+	if args.AccountID == "" || args.RepositoryID == "" || args.Head == "" || args.Source == "" {
+		return errors.New("enqueue review: account, repository, head and source are required")
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO pull_requests (repository_id, pr_number, head_sha, updated_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (repository_id, pr_number) DO UPDATE SET head_sha = excluded.head_sha, updated_at = excluded.updated_at`,
+		args.RepositoryID, args.PR, args.Head, store.Micros(now))
+	if err != nil {
+		return fmt.Errorf("enqueue review of %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
+	}
+	if err := tx.InsertJob(ctx, args, nil); err != nil {
+		return fmt.Errorf("enqueue review of %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
+	}
+	return nil
+}
+
+// ErrSuperseded cancels a review whose head is no longer the pull
+// request's newest.
+var ErrSuperseded = errors.New("a newer head of the pull request was pushed")
+
+// Worker runs review jobs: the rate limit, the change, the repository's
+// configuration from its base, the specialists, and Save.
+type Worker struct {
+	river.WorkerDefaults[ReviewArgs]
+
+	DB *store.DB
+	// Sources build changes, by ReviewArgs.Source.
+	Sources map[string]func(location string) change.Source
+	// Specialists returns the specialists the configuration enables.
+	Specialists func(cfg repoconfig.Config) []specialist.Specialist
+	// SpecialistTimeout bounds each specialist (DefaultTimeout when 0).
+	SpecialistTimeout time.Duration
+	Limits  RateLimit
+	// Watch is how often a running review checks whether a newer head
+	// superseded it (default 5 s).
+	Watch time.Duration
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// Timeout bounds a whole job: every specialist's timeout, plus loading.
+func (w *Worker) Timeout(*river.Job[ReviewArgs]) time.Duration {
+	return 2*w.specialistTimeout() + time.Minute
+}
+
+func (w *Worker) specialistTimeout() time.Duration {
+	if w.SpecialistTimeout > 0 {
+		return w.SpecialistTimeout
+	}
+	return DefaultTimeout
+}
+
+func (w *Worker) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Work reviews the job's head.
+func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
+	a := job.Args
+	if err := w.checkCurrent(ctx, a); err != nil {
+		return river.JobCancel(err)
+	}
+	open, ok := w.Sources[a.Source]
+	if !ok {
+		return river.JobCancel(fmt.Errorf("review %s/%s#%d: unknown source %q", a.Owner, a.Repo, a.PR, a.Source))
+	}
+	lastAttempt := job.Attempt >= job.MaxAttempts
+	// fail records review.failed internal_error on the last attempt, and
+	// otherwise lets River retry.
+	fail := func(err error) error {
+		if !lastAttempt {
+			return err
+		}
+		if w.Log != nil {
+			w.Log.Error("review failed", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head, "error", err.Error())
+		}
+		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonInternalError, w.now())
+		if _, serr := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return nil
+	}
+
+	if _, err := CheckRateLimit(ctx, w.DB.Reader(), a.AccountID, w.Limits, w.now()); err != nil {
+		if !errors.Is(err, ErrRateLimited) {
+			return fail(err)
+		}
+		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonRateLimit, w.now())
+		if _, err := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+
+	c, err := open(a.Location).Change(ctx, change.Ref{Owner: a.Owner, Repo: a.Repo, PRNumber: a.PR, Base: a.Base, Head: a.Head})
+	if err != nil {
+		return fail(fmt.Errorf("read the change: %w", err))
+	}
+	cfg, problems := repoconfig.Load(ctx, c)
+
+	// Stop early when a newer head arrives while the specialists run.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go w.watch(runCtx, cancel, a)
+	res := Run(runCtx, c, w.Specialists(cfg), Options{
+		Timeout:          w.specialistTimeout(),
+		Quorum:           cfg.Quorum,
+		BlockingSeverity: cfg.BlockingSeverity,
+		MaxFindings:      cfg.MaxFindings,
+		Include:          cfg.Includes,
+		Notes:            problems,
+		Now:              w.Now,
+	})
+	if errors.Is(context.Cause(runCtx), ErrSuperseded) {
+		return river.JobCancel(ErrSuperseded)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // the job was stopped; River retries it
+	}
+	if err := w.checkCurrent(ctx, a); err != nil {
+		return river.JobCancel(err)
+	}
+	if _, err := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); err != nil {
+		return fail(fmt.Errorf("save the review: %w", err))
+	}
+	return nil
+}
+
+// checkCurrent returns ErrSuperseded when a newer head of the pull request
+// was enqueued.
+func (w *Worker) checkCurrent(ctx context.Context, a ReviewArgs) error {
+	var newest string
+	err := w.DB.Reader().QueryRow(ctx, `SELECT head_sha FROM pull_requests WHERE repository_id = $1 AND pr_number = $2`,
+		a.RepositoryID, a.PR).Scan(&newest)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // enqueued without Enqueue: nothing supersedes it
+	}
+	if err != nil {
+		return fmt.Errorf("check the newest head: %w", err)
+	}
+	if newest != a.Head {
+		return fmt.Errorf("%w (%s replaces %s)", ErrSuperseded, short(newest), short(a.Head))
+	}
+	return nil
+}
+
+func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, a ReviewArgs) {
+	every := w.Watch
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := w.checkCurrent(ctx, a); errors.Is(err, ErrSuperseded) {
+				cancel(ErrSuperseded)
+				return
+			}
+		}
+	}
+}
