@@ -83,7 +83,7 @@ type Worker struct {
 	Specialists func(cfg repoconfig.Config) []specialist.Specialist
 	// SpecialistTimeout bounds each specialist (DefaultTimeout when 0).
 	SpecialistTimeout time.Duration
-	Limits  RateLimit
+	Limits            RateLimit
 	// Watch is how often a running review checks whether a newer head
 	// superseded it (default 5 s).
 	Watch time.Duration
