@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
@@ -433,4 +435,73 @@ func TestSplitRoles(t *testing.T) {
 	}
 	defer db.Close()
 	waitJobCompleted(t, db, "store.optimize")
+}
+
+// TestServeWorksReviewJobs enqueues a review as the GitHub intake will, and
+// the serving process's worker reviews the head with the built-in
+// specialists and stores it for the API.
+func TestServeWorksReviewJobs(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": "module example.com/app\n\ngo 1.22\n", "app.go": "package app\n\nfunc Hello() string { return \"hi\" }\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app.go": "package app\n\nimport \"fmt\"\n\nfunc Hello() string { return \"hi\" }\n\nfunc Greet(name string) string {\n\treturn fmt.Sprintf(\"hello %d\", name)\n}\n"})
+	head := r.Commit("head")
+
+	dir := t.TempDir()
+	base_ := serve(t, env(), "--data-dir", dir)
+	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil { // insert-only, as an api process
+		t.Fatal(err)
+	}
+	repo := storetest.Repo(t, db, "acme", "acme", "app")
+	err = db.InTx(context.Background(), func(tx store.Tx) error {
+		return pipeline.Enqueue(context.Background(), tx, pipeline.ReviewArgs{AccountID: repo.AccountID, RepositoryID: repo.ID,
+			Owner: "acme", Repo: "app", PR: 3, Base: base, Head: head, Source: "local", Location: r.Dir}, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "reviews:read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok = strings.TrimSpace(tok)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		status, body := get(t, base_+"/v1/reviews?owner=acme&repo=app&pr=3", tok)
+		if status != http.StatusOK {
+			t.Fatalf("list: %d %v", status, body)
+		}
+		if reviews := body["reviews"].([]any); len(reviews) == 1 {
+			rev := reviews[0].(map[string]any)
+			if rev["head_sha"] != head {
+				t.Fatalf("reviewed head %v, want %s", rev["head_sha"], head)
+			}
+			// go vet's printf check finds %d with a string on the added line.
+			status, full := get(t, base_+"/v1/reviews/"+rev["id"].(string), tok)
+			if status != http.StatusOK {
+				t.Fatal(full)
+			}
+			found := false
+			for _, f := range full["findings"].([]any) {
+				f := f.(map[string]any)
+				if f["specialist"] == "logic" && f["path"] == "app.go" && f["line"] == float64(8) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no logic finding on app.go:8 in %v", full["findings"])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the enqueued review was not stored within 90 s")
+		}
+		time.Sleep(50 * time.Millisecond) // polling another goroutine's progress
+	}
 }

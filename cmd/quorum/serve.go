@@ -14,6 +14,10 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quorum-review/quorum/internal/api"
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/repoconfig"
+	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -38,6 +42,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	trustProxy := c.Bool("trust-proxy", "QUORUM_TRUST_PROXY", false, "take the client address from X-Forwarded-For (only behind a proxy that sets it)")
 	workers := c.Int("workers", "QUORUM_WORKERS", 10, "jobs worked at once by this process")
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
+	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "reviews an account may have per review rate-limit window; over it a review is skipped with review.failed rate_limit")
+	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
+	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -57,6 +64,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *rateLimit < 1 || *rateWindow <= 0 {
 		return usageError{errors.New("--rate-limit and --rate-limit-window must be positive")}
 	}
+	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 {
+		return usageError{errors.New("--max-reviews, --review-window and --specialist-timeout must be positive")}
+	}
 
 	d, err := db.open(ctx, log)
 	if err != nil {
@@ -70,6 +80,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	work := *role != roleAPI
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
+	if work {
+		// The built-in specialists are made once (the secret rules take a
+		// moment to compile) and shared by every review.
+		all, _, err := builtinSpecialists(repoconfig.KnownSpecialists)
+		if err != nil {
+			return err
+		}
+		river.AddWorker(rw, &pipeline.Worker{
+			DB:                d,
+			Sources:           map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }},
+			Specialists:       enabledOf(all),
+			SpecialistTimeout: *specialistTimeout,
+			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
+			Log:               log.With("component", "review"),
+		})
+	}
 	jobs, err := d.ConfigureJobs(store.JobsConfig{
 		Workers:      rw,
 		Work:         work,
@@ -154,6 +180,20 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	wg.Wait()
 	log.Info("quorum stopped")
 	return runErr
+}
+
+// enabledOf picks, from all specialists, those a repository's
+// configuration enables.
+func enabledOf(all []specialist.Specialist) func(repoconfig.Config) []specialist.Specialist {
+	return func(cfg repoconfig.Config) []specialist.Specialist {
+		var out []specialist.Specialist
+		for _, s := range all {
+			if cfg.Enabled(s.Name()) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
 }
 
 // displayAddr turns a listener address into one a client can dial.
