@@ -60,7 +60,7 @@ func TestLoad(t *testing.T) {
 	})
 	head := r.Commit("head")
 	c := r.Change(base, head)
-	l := r.Loader()
+	l := goanalysistest.Loader()
 
 	// Concurrent loads of one change share one program.
 	progs := make([]*goanalysis.Program, 4)
@@ -130,7 +130,7 @@ func TestLoadNoGo(t *testing.T) {
 	base := r.Commit("base")
 	r.Write(map[string]string{"README.md": "b\n"})
 	head := r.Commit("head")
-	p, err := r.Loader().Load(context.Background(), r.Change(base, head))
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
 	if err != nil || p != nil {
 		t.Fatalf("Load of a change without Go = %v, %v; want nil, nil", p, err)
 	}
@@ -148,7 +148,7 @@ func TestLoadRefusesOtherToolchains(t *testing.T) {
 	base := r.Commit("base")
 	r.Write(map[string]string{"a.go": "package future\n\nfunc F() {}\n"})
 	head := r.Commit("head")
-	p, err := r.Loader().Load(context.Background(), r.Change(base, head))
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestLoadTimeoutFallsBackToSyntax(t *testing.T) {
 	// The caller's own deadline is an error, not a fallback.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := r.Loader().Load(ctx, r.Change(base, head)); err == nil {
+	if _, err := goanalysistest.Loader().Load(ctx, r.Change(base, head)); err == nil {
 		t.Fatal("Load with a cancelled context succeeded")
 	}
 }

@@ -3,45 +3,28 @@ package repoconfig
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/change/changetest"
 )
 
-// gitRepo is a real git repository in a temp dir with a fixed identity.
+// gitRepo is a real git repository (changetest.Repo) with the shorthand
+// these tests use.
 type gitRepo struct {
-	t   *testing.T
+	*changetest.Repo
 	dir string
-	env []string
 }
 
 func newGitRepo(t *testing.T) *gitRepo {
-	t.Helper()
-	dir := t.TempDir()
-	r := &gitRepo{t: t, dir: dir, env: []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_AUTHOR_NAME=Quorum Test", "GIT_AUTHOR_EMAIL=test@quorum.invalid",
-		"GIT_COMMITTER_NAME=Quorum Test", "GIT_COMMITTER_EMAIL=test@quorum.invalid",
-	}}
-	r.git("init", "-q", "-b", "main")
-	return r
+	r := changetest.NewRepo(t)
+	return &gitRepo{Repo: r, dir: r.Dir}
 }
 
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = r.dir, r.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+func (r *gitRepo) git(args ...string) string { return r.Git(args...) }
 
 // load commits base, then head (files by path), and loads the
 // configuration of the change between them.

@@ -77,7 +77,7 @@ func BenchmarkLogicReview(b *testing.B) {
 	}
 	ctx := context.Background()
 	for b.Loop() {
-		fs, err := logic.New(r.Loader()).Review(ctx, c)
+		fs, err := logic.New(goanalysistest.Loader()).Review(ctx, c)
 		if err != nil {
 			b.Fatal(err)
 		}

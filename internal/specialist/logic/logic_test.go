@@ -13,7 +13,7 @@ import (
 func TestReviewPlanted(t *testing.T) {
 	t.Parallel()
 	p := goanalysistest.NewPlanted(t)
-	l := logic.New(p.Repo.Loader())
+	l := logic.New(goanalysistest.Loader())
 	if l.Name() != specialist.Logic {
 		t.Fatalf("Name() = %q", l.Name())
 	}

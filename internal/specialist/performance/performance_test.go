@@ -13,7 +13,7 @@ import (
 func TestReviewPlanted(t *testing.T) {
 	t.Parallel()
 	p := goanalysistest.NewPlanted(t)
-	s := performance.New(p.Repo.Loader())
+	s := performance.New(goanalysistest.Loader())
 	if s.Name() != specialist.Performance {
 		t.Fatalf("Name() = %q", s.Name())
 	}
@@ -79,7 +79,7 @@ func Each(db *sql.DB, ids []int) {
 	head := r.Commit("head")
 	c := r.Change(base, head)
 
-	fs, err := performance.New(r.Loader()).Review(context.Background(), c)
+	fs, err := performance.New(goanalysistest.Loader()).Review(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

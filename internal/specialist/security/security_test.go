@@ -35,7 +35,7 @@ func TestReviewPlanted(t *testing.T) {
 	p := goanalysistest.NewPlanted(t)
 	// The specialists share one loader and run at once, as the pipeline
 	// runs them: one load, one analysis pass, no race.
-	loader := p.Repo.Loader()
+	loader := goanalysistest.Loader()
 	s := security.New(loader, fakeSecrets{})
 	if s.Name() != specialist.Security {
 		t.Fatalf("Name() = %q", s.Name())
@@ -80,7 +80,7 @@ func TestReviewPlanted(t *testing.T) {
 	t.Run("scanner error fails the review", func(t *testing.T) {
 		t.Parallel()
 		boom := errors.New("boom")
-		_, err := security.New(p.Repo.Loader(), fakeSecrets{err: boom}).Review(context.Background(), p.Change)
+		_, err := security.New(goanalysistest.Loader(), fakeSecrets{err: boom}).Review(context.Background(), p.Change)
 		if !errors.Is(err, boom) {
 			t.Fatalf("err = %v, want %v", err, boom)
 		}
@@ -105,7 +105,7 @@ func TestReviewDefaultFindsSecrets(t *testing.T) {
 	repo.Write(map[string]string{".env": "PORT=8080\nGITHUB_TOKEN=" + token + "\n"})
 	head := repo.Commit("head")
 
-	s, err := security.NewDefault(repo.Loader())
+	s, err := security.NewDefault(goanalysistest.Loader())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,70 +3,31 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
 
-// gitRepo is a real git repository in a temp dir with a fixed identity.
+// gitRepo is a real git repository (changetest.Repo) with the shorthand
+// these tests use.
 type gitRepo struct {
-	t   *testing.T
+	*changetest.Repo
 	dir string
-	env []string
 }
 
 func newGitRepo(t *testing.T) *gitRepo {
-	t.Helper()
-	dir := t.TempDir()
-	r := &gitRepo{t: t, dir: dir, env: []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_AUTHOR_NAME=Quorum Test", "GIT_AUTHOR_EMAIL=test@quorum.invalid",
-		"GIT_COMMITTER_NAME=Quorum Test", "GIT_COMMITTER_EMAIL=test@quorum.invalid",
-	}}
-	r.git("init", "-q", "-b", "main")
-	return r
+	r := changetest.NewRepo(t)
+	return &gitRepo{Repo: r, dir: r.Dir}
 }
 
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = r.dir, r.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+func (r *gitRepo) git(args ...string) string { return r.Git(args...) }
 
 // apply writes files (an empty content deletes the file) and commits.
-func (r *gitRepo) apply(files map[string]string) string {
-	r.t.Helper()
-	for p, content := range files {
-		full := filepath.Join(r.dir, filepath.FromSlash(p))
-		if content == "" {
-			if err := os.Remove(full); err != nil {
-				r.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	r.git("add", "-A")
-	r.git("commit", "-q", "--allow-empty", "-m", "c")
-	return r.git("rev-parse", "HEAD")
-}
+func (r *gitRepo) apply(files map[string]string) string { return r.Apply(files) }
 
 // want is a finding expected at the line of head's file holding marker
 // ("" for a finding on the file as a whole).
