@@ -1,0 +1,536 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/llm"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+func init() {
+	// The engine waits a second before retrying a 5xx; tests never sleep.
+	// Set once, before any test runs, and only read afterwards.
+	llmTestOptions = []llm.Option{llm.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() })}
+}
+
+// chatDouble is an in-process server speaking OpenAI's chat-completions
+// protocol as far as quorum uses it: POST {base}/chat/completions with a
+// JSON body, answered by a chat completion object or by the error object
+// {"error": {"message", "type", "param", "code"}}.
+type chatDouble struct {
+	srv *httptest.Server
+	// answer says how to answer a request of the named specialist: an
+	// HTTP status, and for 200 the message's content.
+	answer func(specialist string) (status int, content string)
+
+	mu   sync.Mutex
+	seen []chatSeen
+}
+
+// chatSeen is one request the double received.
+type chatSeen struct {
+	Path, Auth   string
+	Body         map[string]any
+	System, User string
+	Specialist   string
+}
+
+var reviewerRe = regexp.MustCompile(`^You are the (\w+) reviewer`)
+
+func newChatDouble(t *testing.T, answer func(specialist string) (int, string)) *chatDouble {
+	t.Helper()
+	d := &chatDouble{answer: answer}
+	d.srv = httptest.NewServer(http.HandlerFunc(d.serve))
+	t.Cleanup(d.srv.Close)
+	return d
+}
+
+func (d *chatDouble) baseURL() string { return d.srv.URL + "/v1" }
+
+func (d *chatDouble) requests() []chatSeen {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.seen)
+}
+
+func (d *chatDouble) serve(w http.ResponseWriter, r *http.Request) {
+	data, _ := io.ReadAll(r.Body)
+	s := chatSeen{Path: r.URL.Path, Auth: r.Header.Get("Authorization")}
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "no such endpoint")
+		return
+	}
+	if err := json.Unmarshal(data, &s.Body); err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
+		return
+	}
+	msgs, _ := s.Body["messages"].([]any)
+	text := func(i int) string {
+		if i >= len(msgs) {
+			return ""
+		}
+		m, _ := msgs[i].(map[string]any)
+		c, _ := m["content"].(string)
+		return c
+	}
+	s.System, s.User = text(0), text(1)
+	if m := reviewerRe.FindStringSubmatch(s.System); m != nil {
+		s.Specialist = m[1]
+		if s.Specialist == "test" { // "You are the test reviewer."
+			s.Specialist = specialist.Tests
+		}
+	}
+	d.mu.Lock()
+	d.seen = append(d.seen, s)
+	d.mu.Unlock()
+
+	status, content := d.answer(s.Specialist)
+	if status != http.StatusOK {
+		writeAPIError(w, status, "server_error", content)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": s.Body["model"],
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": content, "refusal": nil},
+			"finish_reason": "stop",
+		}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+	})
+}
+
+func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}})
+}
+
+// findingsAnswer is the answer the findings schema asks for, with one
+// finding.
+func findingsAnswer(path string, line int, severity, category, headline string) string {
+	b, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
+		"path": path, "line": line, "end_line": line, "severity": severity, "category": category,
+		"headline": headline, "body": "Use a placeholder.", "suggested_replacement": nil,
+	}}})
+	return string(b)
+}
+
+const noFindings = `{"findings": []}`
+
+// llmRepo's change adds an AWS key to a config file (the built-in security
+// engine finds it on line 3) and a Python query built by concatenation on
+// line 4 of db/users.py (which only the LLM double reports). The base's
+// .quorum.yaml gives an instruction for db/**; the head's changes it, which
+// must not count.
+func llmRepo(t *testing.T) string {
+	t.Helper()
+	return gitRepo(t,
+		map[string]string{
+			"README.md":    "# demo\n",
+			".quorum.yaml": "version: 1\ninstructions:\n  - path: \"db/**\"\n    text: \"Queries must use placeholders (base instruction).\"\n",
+		},
+		map[string]string{
+			".quorum.yaml":   "version: 1\ninstructions:\n  - path: \"db/**\"\n    text: \"Anything goes (head instruction).\"\n",
+			"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n",
+			"db/users.py":    "import sqlite3\n\ndef find(conn, name):\n    return conn.execute(\"SELECT * FROM users WHERE name = '\" + name + \"'\")\n",
+		})
+}
+
+const llmKey = "sk-test-0123456789abcdefSECRET"
+
+func reviewRunEnv(t *testing.T, getenv func(string) string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"review"}, args...), getenv, &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+type jsonFinding struct {
+	Specialist, Severity, Category, Path, Headline string
+	Line                                           int
+}
+
+func reviewFindings(t *testing.T, out string) (summary string, fs []jsonFinding) {
+	t.Helper()
+	var r struct {
+		Summary  string
+		Findings []jsonFinding
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	return r.Summary, r.Findings
+}
+
+// TestReviewLLMFinding: with --llm-base-url, the security specialist also
+// asks the endpoint; the double's finding lands on its changed line beside
+// the built-in engine's, under one specialist. The key from the named
+// variable reaches the server as a Bearer token and is never printed; the
+// base's instructions reach the prompt, the head's do not.
+func TestReviewLLMFinding(t *testing.T) {
+	t.Parallel()
+	dir := llmRepo(t)
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantFormat string
+		wantField  string
+		fenced     bool
+	}{
+		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxCompletionTokens, false},
+		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_tokens"}, llm.FormatJSONObject, llm.MaxTokens, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := newChatDouble(t, func(sp string) (int, string) {
+				if sp != specialist.Security {
+					return 200, noFindings
+				}
+				a := findingsAnswer("db/users.py", 4, "high", "security", "SQL query built by string concatenation")
+				if tc.fenced {
+					a = "```json\n" + a + "\n```"
+				}
+				return 200, a
+			})
+			getenv := env("MY_LLM_KEY", llmKey, "QUORUM_LLM_MODEL", "test-model")
+			args := append([]string{"--repo", dir, "--format", "json", "--fail-on", "never",
+				"--llm-base-url", d.baseURL(), "--llm-api-key-env", "MY_LLM_KEY", "--llm-specialists", "security"}, tc.args...)
+			out, errOut, code := reviewRunEnv(t, getenv, args...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+			}
+			summary, fs := reviewFindings(t, out)
+			var llmF, builtinF *jsonFinding
+			for i, f := range fs {
+				switch f.Headline {
+				case "SQL query built by string concatenation":
+					llmF = &fs[i]
+				default:
+					if f.Path == "config/app.ini" {
+						builtinF = &fs[i]
+					}
+				}
+			}
+			if llmF == nil || llmF.Specialist != "security" || llmF.Path != "db/users.py" || llmF.Line != 4 || llmF.Severity != "high" {
+				t.Errorf("LLM finding = %+v, want security high at db/users.py:4; findings %+v", llmF, fs)
+			}
+			if builtinF == nil || builtinF.Specialist != "security" || builtinF.Line != 3 {
+				t.Errorf("built-in finding = %+v, want the AWS key at config/app.ini:3; findings %+v", builtinF, fs)
+			}
+			if !strings.Contains(summary, "security 2") {
+				t.Errorf("summary does not count both engines' findings under security once:\n%s", summary)
+			}
+			if !strings.Contains(errOut, "security (built-in + LLM)") {
+				t.Errorf("stderr does not say security uses both engines:\n%s", errOut)
+			}
+
+			reqs := d.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1 (only security uses the LLM): %+v", len(reqs), reqs)
+			}
+			r := reqs[0]
+			if r.Auth != "Bearer "+llmKey {
+				t.Errorf("Authorization = %q, want the key from MY_LLM_KEY as Bearer", r.Auth)
+			}
+			if r.Specialist != "security" || r.Body["model"] != "test-model" {
+				t.Errorf("request for %q with model %v, want security and test-model (from QUORUM_LLM_MODEL)", r.Specialist, r.Body["model"])
+			}
+			rf, _ := r.Body["response_format"].(map[string]any)
+			if rf["type"] != tc.wantFormat {
+				t.Errorf("response_format = %v, want type %s", rf, tc.wantFormat)
+			}
+			if _, ok := r.Body[tc.wantField]; !ok {
+				t.Errorf("request has no %s: %v", tc.wantField, r.Body)
+			}
+			// The head's .quorum.yaml is in the diff, as any changed file,
+			// but only the base's instruction is given as one.
+			if !strings.Contains(r.User, "File: db/users.py (added)\nInstructions from the repository for this file:\n- Queries must use placeholders (base instruction).\n@@") {
+				t.Errorf("prompt lacks the base's instruction for db/users.py:\n%s", r.User)
+			}
+			if regexp.MustCompile(`(?m)^- Anything goes`).MatchString(r.User) {
+				t.Errorf("prompt has the head's instruction:\n%s", r.User)
+			}
+			if strings.Contains(out+errOut, llmKey) || strings.Contains(out+errOut, "SECRET") {
+				t.Errorf("the API key is printed:\nstdout:\n%s\nstderr:\n%s", out, errOut)
+			}
+		})
+	}
+}
+
+// TestReviewLLMDefaultServesEveryEnabled: without --llm-specialists, every
+// specialist the repository enables uses the LLM, and the base URL can
+// come from the environment.
+func TestReviewLLMDefaultServesEveryEnabled(t *testing.T) {
+	t.Parallel()
+	dir := gitRepo(t,
+		map[string]string{"README.md": "# demo\n", ".quorum.yaml": "version: 1\nspecialists: [logic, tests]\n"},
+		map[string]string{"docs/guide.md": "# Guide\n"})
+	d := newChatDouble(t, func(string) (int, string) { return 200, noFindings })
+	_, errOut, code := reviewRunEnv(t, env("QUORUM_LLM_BASE_URL", d.baseURL(), "QUORUM_LLM_MODEL", "m", "QUORUM_LLM_MODE", "instead"), "--repo", dir)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var got []string
+	for _, r := range d.requests() {
+		got = append(got, r.Specialist)
+		if r.Auth != "" {
+			t.Errorf("Authorization %q sent without a key", r.Auth)
+		}
+	}
+	slices.Sort(got)
+	if strings.Join(got, ",") != "logic,tests" {
+		t.Errorf("specialists that asked the LLM: %v, want logic and tests", got)
+	}
+	if !strings.Contains(errOut, "with logic (LLM), tests (LLM)") || !strings.Contains(errOut, "QUORUM_LLM_API_KEY is empty") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// TestReviewLLMFailsAlso: the LLM endpoint answers 500 (twice: one retry);
+// with mode also the built-in findings stand, security still counts as
+// succeeded, and the summary says the LLM engine failed.
+func TestReviewLLMFailsAlso(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	d := newChatDouble(t, func(string) (int, string) { return 500, "the server had an error" })
+	out, errOut, code := reviewRunEnv(t, env(llm.APIKeyEnv, llmKey), "--repo", dir, "--format", "json",
+		"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the built-in critical finding); stderr:\n%s", code, errOut)
+	}
+	if n := len(d.requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (a 500 is retried once)", n)
+	}
+	summary, fs := reviewFindings(t, out)
+	if len(fs) != 1 || fs[0].Specialist != "security" || fs[0].Path != "config/app.ini" || fs[0].Line != 3 {
+		t.Errorf("findings = %+v, want the built-in AWS key finding", fs)
+	}
+	for _, want := range []string{
+		"Findings by specialist: logic 0, security 1, performance 0, tests 0.",
+		"Engine problems:\n- security: the LLM engine failed (llm security: HTTP 500 (server_error): the server had an error); only the built-in engine's findings are reported.",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary does not contain %q:\n%s", want, summary)
+		}
+	}
+	if strings.Contains(summary, "Did not finish") {
+		t.Errorf("security counted as failed:\n%s", summary)
+	}
+	if !strings.Contains(errOut, "quorum: security    the LLM engine failed") {
+		t.Errorf("stderr does not report the LLM failure:\n%s", errOut)
+	}
+	if strings.Contains(out+errOut, llmKey) {
+		t.Errorf("the API key is printed")
+	}
+}
+
+// TestReviewLLMFailsInstead: with mode instead, the LLM failing is the
+// specialist failing, and the quorum decides.
+func TestReviewLLMFailsInstead(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	fail := func(string) (int, string) { return 503, "overloaded" }
+
+	t.Run("quorum met", func(t *testing.T) {
+		t.Parallel()
+		d := newChatDouble(t, fail)
+		out, errOut, code := reviewRunEnv(t, env(), "--repo", dir, "--format", "json",
+			"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security", "--llm-mode", "instead")
+		if code != 0 {
+			t.Fatalf("exit %d, want 0 (the built-in security engine, which finds the key, did not run); stderr:\n%s", code, errOut)
+		}
+		summary, fs := reviewFindings(t, out)
+		if len(fs) != 0 {
+			t.Errorf("findings = %+v, want none", fs)
+		}
+		if want := "Did not finish: security (llm security: HTTP 503 (server_error): overloaded). The review went ahead with 3 of 4 specialists (quorum 3)"; !strings.Contains(summary, want) {
+			t.Errorf("summary does not contain %q:\n%s", want, summary)
+		}
+		if n := len(d.requests()); n != 2 {
+			t.Errorf("%d requests, want 2", n)
+		}
+	})
+	t.Run("quorum not met", func(t *testing.T) {
+		t.Parallel()
+		d := newChatDouble(t, fail)
+		out, errOut, code := reviewRunEnv(t, env(), "--repo", dir,
+			"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security,logic", "--llm-mode", "instead")
+		if code != 2 || out != "" {
+			t.Fatalf("exit %d, stdout %q, want 2 and nothing; stderr:\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"2 of 4 specialists succeeded, and 3 must (quorum)", "the review could not run (quorum_failure)"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("stderr does not contain %q:\n%s", want, errOut)
+			}
+		}
+	})
+}
+
+// TestReviewLLMFlagErrors: bad values are usage errors naming the flag,
+// before anything is reviewed or sent.
+func TestReviewLLMFlagErrors(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	d := newChatDouble(t, func(string) (int, string) { return 200, noFindings })
+	ok := []string{"--repo", dir, "--fail-on", "never", "--llm-model", "m"}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		getenv func(string) string
+		want   string
+	}{
+		{"base URL not http", []string{"--llm-base-url", "ftp://example.com/v1"}, env(), "--llm-base-url: want an absolute http or https URL"},
+		{"base URL without scheme", []string{"--llm-base-url", "localhost:11434/v1"}, env(), "--llm-base-url: want an absolute http or https URL"},
+		{"base URL from env", nil, env("QUORUM_LLM_BASE_URL", "file:///etc/passwd"), "--llm-base-url: want an absolute http or https URL"},
+		{"no model", []string{"--llm-base-url", d.baseURL(), "--llm-model", ""}, env(), "--llm-model: required with --llm-base-url"},
+		{"mode", []string{"--llm-base-url", d.baseURL(), "--llm-mode", "both"}, env(), `--llm-mode: want also or instead, got "both"`},
+		{"mode from env, engine off", nil, env("QUORUM_LLM_MODE", "sometimes"), `--llm-mode: want also or instead, got "sometimes"`},
+		{"response format", []string{"--llm-base-url", d.baseURL(), "--llm-response-format", "text"}, env(), "--llm-response-format: want json_schema or json_object"},
+		{"max tokens field", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-field", "tokens"}, env(), "--llm-max-tokens-field: want max_completion_tokens or max_tokens"},
+		{"timeout zero", []string{"--llm-base-url", d.baseURL(), "--llm-timeout", "0s"}, env(), "--llm-timeout: want a positive duration"},
+		{"timeout not a duration", []string{"--llm-timeout", "soon"}, env(), "llm-timeout"},
+		{"unknown specialist", []string{"--llm-base-url", d.baseURL(), "--llm-specialists", "security,style"}, env(), `--llm-specialists: unknown specialist "style"`},
+		{"key in place of its variable's name", []string{"--llm-base-url", d.baseURL(), "--llm-api-key-env", llmKey}, env(), "--llm-api-key-env: want the name of an environment variable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, errOut, code := reviewRunEnv(t, tc.getenv, append(slices.Clone(ok), tc.args...)...)
+			if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", code, out, errOut, tc.want)
+			}
+			if strings.Contains(errOut, "started") {
+				t.Errorf("specialists ran:\n%s", errOut)
+			}
+			if strings.Contains(errOut, llmKey) {
+				t.Errorf("the error prints the key:\n%s", errOut)
+			}
+		})
+	}
+	if n := len(d.requests()); n != 0 {
+		t.Errorf("%d requests sent despite bad flags", n)
+	}
+}
+
+// TestReviewLLMHelp: every LLM flag says what it does and its variable.
+func TestReviewLLMHelp(t *testing.T) {
+	t.Parallel()
+	out, _, code := reviewRunEnv(t, env(), "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field"} {
+		envVar := "QUORUM_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
+		if !regexp.MustCompile(`(?m)^  --` + f + `\b.*\n      \S.*env ` + envVar + `\)$`).MatchString(out) {
+			t.Errorf("help has no documented --%s with env %s:\n%s", f, envVar, out)
+		}
+	}
+}
+
+// stubSpecialist returns fixed findings or an error.
+type stubSpecialist struct {
+	name     string
+	findings []specialist.Finding
+	err      error
+	panics   bool
+	// blocks until the context is done.
+	blocks bool
+}
+
+func (s stubSpecialist) Name() string { return s.name }
+
+func (s stubSpecialist) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	if s.panics {
+		panic("boom")
+	}
+	if s.blocks {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.findings, s.err
+}
+
+// TestAlsoSpecialist: the combinator fails only when both engines fail,
+// and notes the failure of one.
+func TestAlsoSpecialist(t *testing.T) {
+	t.Parallel()
+	fb := specialist.Finding{Rule: "builtin:x", Headline: "b"}
+	fl := specialist.Finding{Rule: "llm:security", Headline: "l"}
+	errB, errL := fmt.Errorf("loader broke"), fmt.Errorf("HTTP 500")
+	for _, tc := range []struct {
+		name      string
+		b, l      stubSpecialist
+		wantRules []string
+		wantErr   string
+		wantNote  string
+	}{
+		{"both succeed", stubSpecialist{findings: []specialist.Finding{fb}}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"builtin:x", "llm:security"}, "", ""},
+		{"LLM fails", stubSpecialist{findings: []specialist.Finding{fb}}, stubSpecialist{err: errL}, []string{"builtin:x"}, "", "security: the LLM engine failed (HTTP 500)"},
+		{"built-in fails", stubSpecialist{err: errB}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"llm:security"}, "", "security: the built-in engine failed (loader broke)"},
+		{"built-in panics", stubSpecialist{panics: true}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"llm:security"}, "", "the built-in engine failed (panic: boom)"},
+		{"both fail", stubSpecialist{err: errB}, stubSpecialist{err: errL}, nil, "built-in engine: loader broke; LLM engine: HTTP 500", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.b.name, tc.l.name = "security", "security"
+			notes := &noteLog{}
+			var errb bytes.Buffer
+			a := &alsoSpecialist{builtin: tc.b, llm: tc.l, notes: notes, stderr: &errb}
+			fs, err := a.Review(context.Background(), &change.Change{})
+			var rules []string
+			for _, f := range fs {
+				rules = append(rules, f.Rule)
+			}
+			if !slices.Equal(rules, tc.wantRules) {
+				t.Errorf("rules %v, want %v", rules, tc.wantRules)
+			}
+			if (err == nil) != (tc.wantErr == "") || err != nil && err.Error() != tc.wantErr {
+				t.Errorf("err %v, want %q", err, tc.wantErr)
+			}
+			ns := notes.list()
+			if tc.wantNote == "" && len(ns) > 0 || tc.wantNote != "" && (len(ns) != 1 || !strings.Contains(ns[0], tc.wantNote)) {
+				t.Errorf("notes %q, want %q", ns, tc.wantNote)
+			}
+		})
+	}
+}
+
+// TestAlsoSpecialistDeadline: an LLM engine that runs out of time does not
+// take the built-in engine's findings with it: the combinator returns
+// before the pipeline's time limit for the specialist.
+func TestAlsoSpecialistDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	notes := &noteLog{}
+	a := &alsoSpecialist{
+		builtin: stubSpecialist{name: "logic", findings: []specialist.Finding{{Rule: "go-vet:x"}}},
+		llm:     stubSpecialist{name: "logic", blocks: true},
+		notes:   notes, stderr: io.Discard,
+	}
+	fs, err := a.Review(ctx, &change.Change{})
+	if ctx.Err() != nil {
+		t.Fatalf("returned after the specialist's deadline")
+	}
+	if err != nil || len(fs) != 1 {
+		t.Fatalf("findings %v, err %v; want the built-in finding", fs, err)
+	}
+	if ns := notes.list(); len(ns) != 1 || !strings.Contains(ns[0], "logic: the LLM engine failed (timed out at the specialist's time limit") {
+		t.Errorf("notes %q", ns)
+	}
+}
