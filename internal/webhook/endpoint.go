@@ -1,0 +1,432 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// Limits on what an endpoint may be registered with.
+const (
+	// MaxURLLength bounds an endpoint URL, as browsers and proxies commonly do.
+	MaxURLLength = 2048
+	// MaxDescriptionLength bounds an endpoint's description.
+	MaxDescriptionLength = 1024
+	// minSecretLength and maxSecretLength bound a secret the customer
+	// supplies: shorter is guessable, longer is a mistake.
+	minSecretLength = 16
+	maxSecretLength = 256
+	// SecretPrefix starts every generated secret (the Standard Webhooks
+	// convention); what follows is base64 of the key bytes.
+	SecretPrefix = "whsec_"
+	// DefaultOverlap is how long the previous secret keeps signing after a
+	// rotation, so receivers can switch without dropping deliveries.
+	DefaultOverlap = 24 * time.Hour
+	// MaxOverlap bounds a rotation's overlap.
+	MaxOverlap = 7 * 24 * time.Hour
+)
+
+// FieldError is one rejected field of an endpoint.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+// ValidationError is an endpoint that cannot be stored as given; it names
+// every field at fault.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Reason
+	}
+	return "invalid webhook endpoint: " + strings.Join(parts, "; ")
+}
+
+// endpointValidator collects field errors.
+type endpointValidator struct{ fields []FieldError }
+
+func (v *endpointValidator) reject(field, reason string) {
+	v.fields = append(v.fields, FieldError{Field: field, Reason: reason})
+}
+
+func (v *endpointValidator) err() error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: v.fields}
+}
+
+// checkURL accepts an absolute http(s) URL with a host and no credentials.
+// Whether its address is public is checked at connect time, when it is
+// resolved, not here: a name can resolve elsewhere later.
+func (v *endpointValidator) checkURL(raw string) {
+	switch {
+	case raw == "":
+		v.reject("url", "required: the http or https URL to deliver events to")
+		return
+	case len(raw) > MaxURLLength:
+		v.reject("url", fmt.Sprintf("longer than %d characters", MaxURLLength))
+		return
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		v.reject("url", "not a valid URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		v.reject("url", "must be an http or https URL")
+	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
+		v.reject("url", "must have a host")
+	case u.User != nil:
+		v.reject("url", "must not contain a user name or password; sign deliveries with the secret instead")
+	}
+}
+
+// checkEvents accepts known event names and returns them without
+// duplicates, in the order given.
+func (v *endpointValidator) checkEvents(events []string) []string {
+	out := []string{}
+	for _, e := range events {
+		if !slices.Contains(event.Names, e) {
+			v.reject("events", fmt.Sprintf("unknown event %q (known: %s)", e, strings.Join(event.Names, ", ")))
+			continue
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (v *endpointValidator) checkDescription(d string) {
+	if len(d) > MaxDescriptionLength {
+		v.reject("description", fmt.Sprintf("longer than %d characters", MaxDescriptionLength))
+	}
+}
+
+// checkSecret accepts a customer's own secret: long enough to be
+// unguessable, and when it claims the whsec_ form, base64 after the prefix
+// (receivers using Standard Webhooks libraries decode it).
+func (v *endpointValidator) checkSecret(s string) {
+	switch {
+	case len(s) < minSecretLength || len(s) > maxSecretLength:
+		v.reject("secret", fmt.Sprintf("must be %d to %d characters (omit it to have one generated)", minSecretLength, maxSecretLength))
+	case strings.HasPrefix(s, SecretPrefix):
+		if _, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, SecretPrefix)); err != nil {
+			v.reject("secret", "after whsec_ must come standard base64")
+		}
+	}
+}
+
+// generateEndpointSecret returns a new secret: whsec_ and base64 of 32 random bytes.
+func generateEndpointSecret() (string, error) {
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return "", fmt.Errorf("generate webhook secret: %w", err)
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(key[:]), nil
+}
+
+const endpointColumns = `id, account_id, url, description, events, secret, previous_secret, previous_expires_at,
+	disabled_at, disabled_reason, created_at, updated_at`
+
+func scanEndpoint(r store.Row) (Endpoint, error) {
+	var (
+		e                     Endpoint
+		events                string
+		prev                  *string
+		prevExpires, disabled *int64
+		createdAt, updatedAt  int64
+	)
+	err := r.Scan(&e.ID, &e.AccountID, &e.URL, &e.Description, &events, &e.Secret, &prev, &prevExpires,
+		&disabled, &e.DisabledReason, &createdAt, &updatedAt)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
+		return Endpoint{}, fmt.Errorf("endpoint %s: events: %w", e.ID, err)
+	}
+	if len(e.Events) == 0 {
+		// Stored empty: subscribed to every event, including ones added later.
+		e.Events = slices.Clone(event.Names)
+	}
+	if prev != nil && prevExpires != nil {
+		t := store.FromMicros(*prevExpires)
+		e.PreviousSecret, e.PreviousExpiresAt = *prev, &t
+	}
+	e.Disabled = disabled != nil
+	e.CreatedAt, e.UpdatedAt = store.FromMicros(createdAt), store.FromMicros(updatedAt)
+	return e, nil
+}
+
+// encodeEvents stores a subscription; a list of every event is stored
+// empty, so that it also covers events added later.
+func encodeEvents(events []string) string {
+	if len(events) == len(event.Names) {
+		events = nil
+	}
+	b, _ := json.Marshal(append([]string{}, events...))
+	return string(b)
+}
+
+// Create registers an endpoint of the account. events empty means every
+// event; secret empty means one is generated. It returns the endpoint and
+// its secret, which is shown to the customer only now.
+func Create(ctx context.Context, q store.Querier, accountID, rawURL string, events []string, description, secret string, now time.Time) (Endpoint, string, error) {
+	var v endpointValidator
+	v.checkURL(rawURL)
+	events = v.checkEvents(events)
+	v.checkDescription(description)
+	if secret != "" {
+		v.checkSecret(secret)
+	}
+	if err := v.err(); err != nil {
+		return Endpoint{}, "", err
+	}
+	if secret == "" {
+		var err error
+		if secret, err = generateEndpointSecret(); err != nil {
+			return Endpoint{}, "", err
+		}
+	}
+	at := store.Micros(now)
+	e := Endpoint{
+		ID: id.New(id.Endpoint, now), AccountID: accountID, URL: rawURL, Description: description,
+		Events: events, CreatedAt: store.FromMicros(at), UpdatedAt: store.FromMicros(at), Secret: secret,
+	}
+	if len(e.Events) == 0 {
+		e.Events = slices.Clone(event.Names)
+	}
+	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, description, events, secret, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.ID, accountID, rawURL, description, encodeEvents(events), secret, at)
+	if err != nil {
+		return Endpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return e, secret, nil
+}
+
+// Get returns the account's endpoint; a deleted one, or another account's,
+// is ErrNotFound.
+func Get(ctx context.Context, q store.Querier, accountID, endpointID string) (Endpoint, error) {
+	e, err := scanEndpoint(q.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL`, endpointID, accountID))
+	if errors.Is(err, store.ErrNotFound) {
+		return Endpoint{}, ErrNotFound
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("load webhook endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// EndpointCursor is a keyset position in a newest-first listing of
+// endpoints: the last endpoint of the previous page.
+type EndpointCursor struct {
+	CreatedAt int64 // Unix microseconds
+	ID        string
+}
+
+// One query per listing shape, each on the (account_id, created_at, id) index.
+const (
+	listEndpointsFirst = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
+WHERE account_id = $1 AND deleted_at IS NULL
+ORDER BY created_at DESC, id DESC LIMIT $2`
+	listEndpointsAfter = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
+WHERE account_id = $1 AND deleted_at IS NULL AND (created_at, id) < ($3, $4)
+ORDER BY created_at DESC, id DESC LIMIT $2`
+	// listEndpointsAll is every live endpoint, of every account when $1 is
+	// empty, for operators.
+	listEndpointsAll = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
+WHERE ($1 = '' OR account_id = $1) AND deleted_at IS NULL
+ORDER BY created_at DESC, id DESC`
+)
+
+// List returns a page of the account's endpoints, newest first, and the
+// position after its last one when more follow.
+func List(ctx context.Context, q store.Querier, accountID string, after *EndpointCursor, limit int) ([]Endpoint, *EndpointCursor, error) {
+	if limit < 1 {
+		return nil, nil, fmt.Errorf("list webhook endpoints: limit %d, want at least 1", limit)
+	}
+	query, args := listEndpointsFirst, []any{accountID, limit + 1}
+	if after != nil {
+		query, args = listEndpointsAfter, append(args, after.CreatedAt, after.ID)
+	}
+	out, err := queryEndpoints(ctx, q, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var next *EndpointCursor
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = &EndpointCursor{CreatedAt: store.Micros(last.CreatedAt), ID: last.ID}
+	}
+	return out, next, nil
+}
+
+// ListAll returns every live endpoint, newest first: the account's, or
+// every account's when accountID is empty. It is for operators.
+func ListAll(ctx context.Context, q store.Querier, accountID string) ([]Endpoint, error) {
+	return queryEndpoints(ctx, q, listEndpointsAll, accountID)
+}
+
+func queryEndpoints(ctx context.Context, q store.Querier, query string, args ...any) ([]Endpoint, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []Endpoint{}
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	return out, nil
+}
+
+// Patch is a partial update of an endpoint: nil fields are left as they are.
+type Patch struct {
+	URL         *string
+	Events      *[]string // empty: every event
+	Description *string
+}
+
+// Update changes the account's endpoint as patch says and returns it.
+func Update(ctx context.Context, q store.Querier, accountID, endpointID string, patch Patch, now time.Time) (Endpoint, error) {
+	var v endpointValidator
+	if patch.URL != nil {
+		v.checkURL(*patch.URL)
+	}
+	var events []string
+	if patch.Events != nil {
+		events = v.checkEvents(*patch.Events)
+	}
+	if patch.Description != nil {
+		v.checkDescription(*patch.Description)
+	}
+	if err := v.err(); err != nil {
+		return Endpoint{}, err
+	}
+	e, err := Get(ctx, q, accountID, endpointID)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if patch.URL != nil {
+		e.URL = *patch.URL
+	}
+	if patch.Events != nil {
+		e.Events = events
+		if len(events) == 0 {
+			e.Events = slices.Clone(event.Names)
+		}
+	}
+	if patch.Description != nil {
+		e.Description = *patch.Description
+	}
+	at := store.Micros(now)
+	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, updated_at = $4
+WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, e.URL, encodeEvents(e.Events), e.Description, at, endpointID, accountID)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("update webhook endpoint %s: %w", endpointID, err)
+	}
+	if n == 0 {
+		return Endpoint{}, ErrNotFound // deleted meanwhile
+	}
+	e.UpdatedAt = store.FromMicros(at)
+	return e, nil
+}
+
+// Delete removes the account's endpoint: it stays in the database for its
+// deliveries' history, but is not found, listed or delivered to again.
+func Delete(ctx context.Context, q store.Querier, accountID, endpointID string, now time.Time) error {
+	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $1, updated_at = $1
+WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), endpointID, accountID)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint %s: %w", endpointID, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteAny removes an endpoint of whichever account, for operators, and
+// returns it as it was.
+func DeleteAny(ctx context.Context, q store.Querier, endpointID string, now time.Time) (Endpoint, error) {
+	e, err := scanEndpoint(q.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE id = $1 AND deleted_at IS NULL`, endpointID))
+	if errors.Is(err, store.ErrNotFound) {
+		return Endpoint{}, ErrNotFound
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("load webhook endpoint %s: %w", endpointID, err)
+	}
+	return e, Delete(ctx, q, e.AccountID, endpointID, now)
+}
+
+// RotateSecret replaces the account's endpoint's secret with a new one
+// (generated when secret is empty) and keeps the current one signing beside
+// it for overlap, so receivers can switch without rejecting deliveries. It
+// returns the endpoint and the new secret, shown only now.
+func RotateSecret(ctx context.Context, q store.Querier, accountID, endpointID, secret string, overlap time.Duration, now time.Time) (Endpoint, string, error) {
+	var v endpointValidator
+	if secret != "" {
+		v.checkSecret(secret)
+	}
+	if overlap < 0 || overlap > MaxOverlap {
+		v.reject("overlap", fmt.Sprintf("must be from 0 to %s", MaxOverlap))
+	}
+	if err := v.err(); err != nil {
+		return Endpoint{}, "", err
+	}
+	if secret == "" {
+		var err error
+		if secret, err = generateEndpointSecret(); err != nil {
+			return Endpoint{}, "", err
+		}
+	}
+	e, err := Get(ctx, q, accountID, endpointID)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	at := store.Micros(now)
+	var prev *string
+	var prevExpires *int64
+	e.PreviousSecret, e.PreviousExpiresAt = "", nil
+	if overlap > 0 {
+		exp := store.Micros(now.Add(overlap))
+		prev, prevExpires = &e.Secret, &exp
+		t := store.FromMicros(exp)
+		e.PreviousSecret, e.PreviousExpiresAt = e.Secret, &t
+	}
+	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET secret = $1, previous_secret = $2, previous_expires_at = $3, updated_at = $4
+WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, secret, prev, prevExpires, at, endpointID, accountID)
+	if err != nil {
+		return Endpoint{}, "", fmt.Errorf("rotate secret of webhook endpoint %s: %w", endpointID, err)
+	}
+	if n == 0 {
+		return Endpoint{}, "", ErrNotFound
+	}
+	e.Secret, e.UpdatedAt = secret, store.FromMicros(at)
+	return e, secret, nil
+}
