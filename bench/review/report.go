@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+type reportInfo struct {
+	commit             string
+	loadStart, loadEnd string
+	goFiles, goLines   int
+	pkgs               int
+	stats              diffStat
+	baseSHA, headSHA   string
+	planted            []plant
+}
+
+func report(w io.Writer, cfg config, info reportInfo, results []result) {
+	fmt.Fprintf(w, "- machine: %d CPUs (runtime.NumCPU), %s %s/%s, commit %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, info.commit)
+	fmt.Fprintf(w, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "- load average at the start: %s; at the end: %s (1, 5, 15 min)\n", info.loadStart, info.loadEnd)
+	fmt.Fprintf(w, "- repository (seed %d): %d Go files, %d lines, in %d packages of one module, standard library only\n", cfg.seed, info.goFiles, info.goLines, info.pkgs)
+	fmt.Fprintf(w, "- change %.12s..%.12s: %d files, +%d −%d (%d changed lines)\n", info.baseSHA, info.headSHA, info.stats.files, info.stats.added, info.stats.deleted, info.stats.added+info.stats.deleted)
+	fmt.Fprintf(w, "- runs: %d, of which %d cold (empty XDG_CACHE_HOME, so an empty GOCACHE for quorum's go list), the rest warm\n\n", len(results), cfg.cold)
+
+	var cold, warm []result
+	for _, r := range results {
+		if r.cold {
+			cold = append(cold, r)
+		} else {
+			warm = append(warm, r)
+		}
+	}
+	fmt.Fprintln(w, "| runs | n | wall p50 | wall p90 | wall max | CPU (user+sys, tree) p50 | of which quorum itself p50 | peak RSS, wait4 (largest process of the tree) max | quorum's own VmHWM max | tree RSS (sum, sampled) max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, g := range []struct {
+		name string
+		rs   []result
+	}{{"cold", cold}, {"warm", warm}, {"all", results}} {
+		if len(g.rs) == 0 {
+			continue
+		}
+		walls := collect(g.rs, func(r result) time.Duration { return r.wall })
+		cpus := collect(g.rs, func(r result) time.Duration { return r.user + r.sys })
+		own := collect(g.rs, func(r result) time.Duration { return r.selfCPU })
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", g.name, len(g.rs),
+			dur(pct(walls, 50)), dur(pct(walls, 90)), dur(slices.Max(walls)), dur(pct(cpus, 50)), dur(pct(own, 50)),
+			mb(maxOf(g.rs, func(r result) int64 { return r.maxRSS })),
+			mb(maxOf(g.rs, func(r result) int64 { return r.selfHWM })),
+			mb(maxOf(g.rs, func(r result) int64 { return r.treePeak })))
+	}
+
+	// Specialists.
+	names := map[string]bool{}
+	for _, r := range results {
+		for n := range r.bySpec {
+			names[n] = true
+		}
+	}
+	specs := slices.Sorted(maps.Keys(names))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each specialist's duration as quorum prints it (they run in parallel and the three Go specialists share one package load, so the shares overlap and add up to more than 100 %): p50 over the runs, and its share of the run's wall time.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| specialist | cold p50 | cold share | warm p50 | warm share | warm max | findings (last run) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	last := results[len(results)-1]
+	for _, n := range specs {
+		row := []string{n}
+		for _, rs := range [][]result{cold, warm} {
+			if len(rs) == 0 {
+				row = append(row, "–", "–")
+				continue
+			}
+			ds := collect(rs, func(r result) time.Duration { return r.bySpec[n] })
+			shares := collect(rs, func(r result) time.Duration {
+				return time.Duration(float64(r.bySpec[n]) / float64(r.wall) * 1000)
+			})
+			row = append(row, dur(pct(ds, 50)), fmt.Sprintf("%.0f %%", float64(pct(shares, 50))/10))
+		}
+		if len(warm) > 0 {
+			row = append(row, dur(slices.Max(collect(warm, func(r result) time.Duration { return r.bySpec[n] }))))
+		} else {
+			row = append(row, "–")
+		}
+		row = append(row, fmt.Sprint(last.bySpecCount[n]))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Findings in the last run: %d (exit status %d). Planted problems, found on a line of their file by the expected specialist:", last.findings, last.exit)
+	for i, p := range info.planted {
+		mark := "missed"
+		if last.found[p.specialist+" "+p.path] {
+			mark = "found"
+		}
+		sep := ","
+		if i == len(info.planted)-1 {
+			sep = "."
+		}
+		fmt.Fprintf(w, " %s (%s) %s%s", p.what, p.specialist, mark, sep)
+	}
+	var failed []string
+	syntaxOnly := false
+	for _, r := range results {
+		failed = append(failed, r.failed...)
+		syntaxOnly = syntaxOnly || r.syntaxOnly
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, " Specialist failures over all runs: %s.", strings.Join(failed, ", "))
+	}
+	if syntaxOnly {
+		fmt.Fprint(w, " Some findings say the analysis fell back to syntax only.")
+	} else {
+		fmt.Fprint(w, " No finding says the analysis fell back to syntax only.")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Per run:")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| run | cache | wall | CPU user+sys | quorum's own CPU | wait4 maxrss | quorum VmHWM | tree RSS | %s |\n", strings.Join(specs, " | "))
+	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|%s\n", strings.Repeat("---:|", len(specs)))
+	for i, r := range results {
+		kind := "warm"
+		if r.cold {
+			kind = "cold"
+		}
+		var ds []string
+		for _, n := range specs {
+			ds = append(ds, dur(r.bySpec[n]))
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", i+1, kind, dur(r.wall), dur(r.user+r.sys), dur(r.selfCPU), mb(r.maxRSS), mb(r.selfHWM), mb(r.treePeak), strings.Join(ds, " | "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "wait4 maxrss is the rusage the kernel returns when the quorum process is reaped: on Linux that is RUSAGE_BOTH of the child, the largest resident set of quorum or of any process below it that was reaped (go list, which the analysis runs), not a sum. quorum VmHWM is quorum's own peak from /proc/PID/status, sampled every 10 ms (growth in its last 10 ms is missed). Tree RSS is the highest sum of VmRSS over quorum and its descendants (go list and the compilers it runs, git) at one sample, every 100 ms (short-lived peaks are missed; a child forked but not yet exec'd is not counted, as it shares quorum's pages). CPU is user+sys from the same rusage: quorum and every descendant it reaped (git, go list and what go list runs); quorum's own CPU is from /proc/PID/stat, last sampled within 10 ms of its exit.")
+}
+
+func collect(rs []result, f func(result) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// pct is the nearest-rank percentile.
+func pct(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (p*len(s)+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func maxOf(rs []result, f func(result) int64) int64 {
+	var m int64
+	for _, r := range rs {
+		m = max(m, f(r))
+	}
+	return m
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "–"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(10 * time.Millisecond).String()
+	}
+}
