@@ -44,6 +44,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "reviews an account may have per review rate-limit window; over it a review is skipped with review.failed rate_limit")
 	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
+	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once (each takes up to a few hundred MB while it analyses a change)")
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -64,8 +65,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *rateLimit < 1 || *rateWindow <= 0 {
 		return usageError{errors.New("--rate-limit and --rate-limit-window must be positive")}
 	}
-	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 {
-		return usageError{errors.New("--max-reviews, --review-window and --specialist-timeout must be positive")}
+	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
+		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
 	}
 
 	d, err := db.open(ctx, log)
@@ -100,6 +101,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Workers:      rw,
 		Work:         work,
 		MaxWorkers:   *workers,
+		Queues:       map[string]int{pipeline.Queue: *reviewWorkers},
 		PeriodicJobs: []*river.PeriodicJob{store.OptimizeEvery()},
 		Logger:       log.With("component", "jobs"),
 	})

@@ -42,10 +42,15 @@ func (ReviewArgs) Kind() string { return "review.run" }
 // before review.failed internal_error is recorded.
 const reviewAttempts = 3
 
-// InsertOpts makes the job unique by its tagged arguments, in every state
-// but finished ones, so a later push of the same head reviews again.
+// Queue is the River queue of review jobs: a review loads and analyses a
+// whole change (hundreds of MB at its peak), so a process works only a few
+// at once, whatever else it works.
+const Queue = "review"
+
+// InsertOpts puts the job on Queue and makes it unique by its tagged
+// arguments.
 func (ReviewArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: reviewAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: Queue, MaxAttempts: reviewAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // Enqueue asks for a review of args.Head in tx, and records it as the pull

@@ -84,7 +84,7 @@ func setupJobs(t *testing.T, b storetest.Backend, limits RateLimit, watch time.D
 		Limits:      limits,
 		Watch:       watch,
 	})
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond})
+	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond, Queues: map[string]int{Queue: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

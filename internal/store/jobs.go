@@ -31,6 +31,9 @@ type JobsConfig struct {
 	Work bool
 	// MaxWorkers bounds the default queue's concurrency (default 10).
 	MaxWorkers int
+	// Queues are further queues and their concurrency, for kinds of job
+	// that must not run many at once (reviews take hundreds of MB each).
+	Queues map[string]int
 	// PeriodicJobs are scheduled by the elected leader.
 	PeriodicJobs []*river.PeriodicJob
 	// Logger receives River's own logs.
@@ -63,6 +66,12 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 		}
 		rcfg.Workers = cfg.Workers
 		rcfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}}
+		for name, n := range cfg.Queues {
+			if n <= 0 {
+				return nil, fmt.Errorf("configure jobs: queue %s needs at least one worker", name)
+			}
+			rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
 		rcfg.FetchPollInterval = cfg.PollInterval
 		if rcfg.FetchPollInterval == 0 {
 			rcfg.FetchPollInterval = time.Second
