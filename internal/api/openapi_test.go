@@ -120,6 +120,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			}
 		})
 
+		t.Run("webhooks", func(t *testing.T) { driveWebhooks(t, b, be.Open) })
+
 		t.Run("schema behind", func(t *testing.T) {
 			behind := setup(t, be.Open)
 			behind.cover = cov

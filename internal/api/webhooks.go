@@ -1,0 +1,490 @@
+package api
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/webhook"
+)
+
+// maxBodyBytes bounds a JSON request body.
+const maxBodyBytes = 64 << 10
+
+// decodeBody reads a JSON request body into v: application/json only (415),
+// at most maxBodyBytes (413), no unknown fields and the right types (400,
+// naming the field). An empty body is accepted when optional, leaving v as
+// it was.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) *Error {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return errorf(codeTooLarge, "The request body is larger than %d bytes.", maxBodyBytes)
+	case err != nil:
+		return invalid("body", "could not be read")
+	}
+	if len(bytes.TrimSpace(raw)) == 0 && optional {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return errorf(codeUnsupportedMedia, "The request body must be application/json (Content-Type %q).", r.Header.Get("Content-Type"))
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return invalid("body", "required: a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil && dec.More() {
+		return invalid("body", "must be one JSON object, with nothing after it")
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return invalid(typeErr.Field, fmt.Sprintf("must be %s, not %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value))
+	case errors.As(err, &typeErr):
+		return invalid("body", "must be a JSON object")
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return invalid("body", "is not valid JSON")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return invalid(name, "unknown field")
+	default:
+		return invalid("body", "is not valid JSON")
+	}
+}
+
+// jsonKind names a Go kind as the JSON type a client would send.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "int", "int64":
+		return "an integer"
+	case "bool":
+		return "true or false"
+	case "struct", "map":
+		return "an object"
+	}
+	return kind
+}
+
+func invalid(name, reason string) *Error {
+	return &Error{Code: codeInvalid, Detail: "The request has invalid parameters; see invalid_params.", Params: []InvalidParam{{Name: name, Reason: reason}}}
+}
+
+// webhookError turns the webhook store's errors into API errors.
+func webhookError(err error, notFound string) error {
+	var ve *webhook.ValidationError
+	switch {
+	case errors.Is(err, webhook.ErrNotFound):
+		return errorf(codeNotFound, "%s", notFound)
+	case errors.As(err, &ve):
+		e := &Error{Code: codeInvalid, Detail: "The request has invalid parameters; see invalid_params."}
+		for _, f := range ve.Fields {
+			e.Params = append(e.Params, InvalidParam{Name: f.Field, Reason: f.Reason})
+		}
+		return e
+	}
+	return err
+}
+
+// writeStatus writes a JSON body with the given status.
+func writeStatus(w http.ResponseWriter, status int, v any) {
+	body := encodeJSON(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// sealKeyset and openKeyset are the review cursor's format for any
+// newest-first listing keyed by (time, id): the id's prefix is checked on
+// opening, the scope names the listing.
+func (c cursorCodec) sealKeyset(at int64, rid, scope string) string {
+	return c.seal(review.Cursor{SynthesizedAt: at, ID: rid}, scope)
+}
+
+func (c cursorCodec) openKeyset(s, prefix, scope string) (int64, string, error) {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || len(raw) < 1+8+16 || raw[0] != cursorVersion {
+		return 0, "", errBadCursor
+	}
+	payload, sum := raw[:len(raw)-16], raw[len(raw)-16:]
+	if !hmac.Equal(sum, c.mac(payload, scope)) {
+		return 0, "", errBadCursor
+	}
+	at, rid := int64(binary.BigEndian.Uint64(payload[1:9])), string(payload[9:])
+	if !id.Valid(prefix, rid) {
+		return 0, "", errBadCursor
+	}
+	return at, rid, nil
+}
+
+// pageParams are a listing's limit and cursor, and the deliveries
+// listing's status.
+type pageParams struct {
+	Limit  int
+	Cursor string
+	Status string
+}
+
+// parsePageParams validates limit, cursor and, when withStatus, status.
+func parsePageParams(q url.Values, withStatus bool) (pageParams, *Error) {
+	p := pageParams{Limit: defaultLimit}
+	var bad []InvalidParam
+	reject := func(name, reason string) { bad = append(bad, InvalidParam{Name: name, Reason: reason}) }
+	single := func(name string) (string, bool) {
+		vs, ok := q[name]
+		if !ok {
+			return "", false
+		}
+		if len(vs) > 1 {
+			reject(name, "given more than once")
+			return "", false
+		}
+		return vs[0], true
+	}
+	if v, ok := single("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			reject("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+		} else {
+			p.Limit = n
+		}
+	}
+	if v, ok := single("cursor"); ok {
+		if v == "" {
+			reject("cursor", "must be the next_cursor of a previous page")
+		}
+		p.Cursor = v
+	}
+	if withStatus {
+		if v, ok := single("status"); ok {
+			if !slices.Contains(webhook.Statuses, v) {
+				reject("status", "must be one of "+strings.Join(webhook.Statuses, ", "))
+			}
+			p.Status = v
+		}
+	}
+	if len(bad) > 0 {
+		return pageParams{}, &Error{Code: codeInvalid, Detail: "The query has invalid parameters; see invalid_params.", Params: bad}
+	}
+	return p, nil
+}
+
+var errCursorParam = &Error{Code: codeInvalid, Detail: "The cursor is invalid; see invalid_params.",
+	Params: []InvalidParam{{Name: "cursor", Reason: "not a next_cursor returned for this listing"}}}
+
+// endpointWithSecret is an endpoint as created or rotated: the only
+// responses that show its secret.
+type endpointWithSecret struct {
+	webhook.Endpoint
+	Secret string `json:"secret"`
+}
+
+type rotatedEndpoint struct {
+	webhook.Endpoint
+	Secret                  string     `json:"secret"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+}
+
+type endpointList struct {
+	Webhooks   []webhook.Endpoint `json:"webhooks"`
+	NextCursor *string            `json:"next_cursor"`
+}
+
+type deliveryList struct {
+	Deliveries []webhook.Delivery `json:"deliveries"`
+	NextCursor *string            `json:"next_cursor"`
+}
+
+// deliveryDetail is a delivery with every attempt of it.
+type deliveryDetail struct {
+	webhook.Delivery
+	AttemptLog []webhook.Attempt `json:"attempt_log"`
+}
+
+// endpointID reads and checks the {id} of a /v1/webhooks/{id} path.
+func endpointID(r *http.Request) (string, *Error) {
+	eid := r.PathValue("id")
+	if !id.Valid(id.Endpoint, eid) {
+		return "", errorf(codeNotFound, "No webhook endpoint %s.", eid)
+	}
+	return eid, nil
+}
+
+func (s *Server) createWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		var in struct {
+			URL         string   `json:"url"`
+			Events      []string `json:"events"`
+			Description string   `json:"description"`
+			Secret      string   `json:"secret"`
+		}
+		if e := decodeBody(w, r, &in, false); e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		ep, secret, err := webhook.Create(r.Context(), s.db.Writer(), pr.AccountID, in.URL, in.Events, in.Description, in.Secret, s.now())
+		if err != nil {
+			s.writeError(w, r, webhookError(err, ""))
+			return
+		}
+		w.Header().Set("Location", "/v1/webhooks/"+ep.ID)
+		w.Header().Set("Cache-Control", "no-store")
+		writeStatus(w, http.StatusCreated, endpointWithSecret{Endpoint: ep, Secret: secret})
+	})
+}
+
+func (s *Server) listWebhooks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		p, perr := parsePageParams(r.URL.Query(), false)
+		if perr != nil {
+			s.writeError(w, r, perr)
+			return
+		}
+		scope := "webhooks\x00" + pr.AccountID
+		var after *webhook.EndpointCursor
+		if p.Cursor != "" {
+			at, rid, err := s.cursors.openKeyset(p.Cursor, id.Endpoint, scope)
+			if err != nil {
+				s.writeError(w, r, errCursorParam)
+				return
+			}
+			after = &webhook.EndpointCursor{CreatedAt: at, ID: rid}
+		}
+		page, next, err := webhook.List(r.Context(), s.db.Reader(), pr.AccountID, after, p.Limit)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out := endpointList{Webhooks: page}
+		if next != nil {
+			c := s.cursors.sealKeyset(next.CreatedAt, next.ID, scope)
+			out.NextCursor = &c
+		}
+		writeJSON(w, out)
+	})
+}
+
+func (s *Server) getWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		ep, err := webhook.Get(r.Context(), s.db.Reader(), pr.AccountID, eid)
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		writeJSON(w, ep)
+	})
+}
+
+func (s *Server) updateWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		var in struct {
+			URL         *string   `json:"url"`
+			Events      *[]string `json:"events"`
+			Description *string   `json:"description"`
+		}
+		if e := decodeBody(w, r, &in, false); e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		ep, err := webhook.Update(r.Context(), s.db.Writer(), pr.AccountID, eid,
+			webhook.Patch{URL: in.URL, Events: in.Events, Description: in.Description}, s.now())
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		writeJSON(w, ep)
+	})
+}
+
+func (s *Server) deleteWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		if err := webhook.Delete(r.Context(), s.db.Writer(), pr.AccountID, eid, s.now()); err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func (s *Server) rotateWebhookSecret() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		var in struct {
+			Secret         string `json:"secret"`
+			OverlapSeconds *int64 `json:"overlap_seconds"`
+		}
+		if e := decodeBody(w, r, &in, true); e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		overlap := webhook.DefaultOverlap
+		if in.OverlapSeconds != nil {
+			if *in.OverlapSeconds < 0 || *in.OverlapSeconds > int64(webhook.MaxOverlap/time.Second) {
+				s.writeError(w, r, invalid("overlap_seconds", fmt.Sprintf("must be from 0 to %d", int64(webhook.MaxOverlap/time.Second))))
+				return
+			}
+			overlap = time.Duration(*in.OverlapSeconds) * time.Second
+		}
+		ep, secret, err := webhook.RotateSecret(r.Context(), s.db.Writer(), pr.AccountID, eid, in.Secret, overlap, s.now())
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		writeStatus(w, http.StatusOK, rotatedEndpoint{Endpoint: ep, Secret: secret, PreviousSecretExpiresAt: ep.PreviousExpiresAt})
+	})
+}
+
+func (s *Server) pingWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		d, err := webhook.Ping(r.Context(), s.db, pr.AccountID, eid, s.now())
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		w.Header().Set("Location", "/v1/deliveries/"+d.ID)
+		writeStatus(w, http.StatusAccepted, d)
+	})
+}
+
+func (s *Server) listDeliveries() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		eid, e := endpointID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		p, perr := parsePageParams(r.URL.Query(), true)
+		if perr != nil {
+			s.writeError(w, r, perr)
+			return
+		}
+		scope := strings.Join([]string{"deliveries", pr.AccountID, eid, p.Status}, "\x00")
+		var after *webhook.DeliveryCursor
+		if p.Cursor != "" {
+			at, rid, err := s.cursors.openKeyset(p.Cursor, id.Delivery, scope)
+			if err != nil {
+				s.writeError(w, r, errCursorParam)
+				return
+			}
+			after = &webhook.DeliveryCursor{CreatedAt: at, ID: rid}
+		}
+		page, next, err := webhook.ListDeliveries(r.Context(), s.db.Reader(), pr.AccountID, eid, p.Status, after, p.Limit)
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			return
+		}
+		out := deliveryList{Deliveries: page}
+		if out.Deliveries == nil {
+			out.Deliveries = []webhook.Delivery{}
+		}
+		if next != nil {
+			c := s.cursors.sealKeyset(next.CreatedAt, next.ID, scope)
+			out.NextCursor = &c
+		}
+		writeJSON(w, out)
+	})
+}
+
+// deliveryID reads and checks the {id} of a /v1/deliveries/{id} path.
+func deliveryID(r *http.Request) (string, *Error) {
+	did := r.PathValue("id")
+	if !id.Valid(id.Delivery, did) {
+		return "", errorf(codeNotFound, "No delivery %s.", did)
+	}
+	return did, nil
+}
+
+func (s *Server) getDelivery() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		did, e := deliveryID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		d, attempts, err := webhook.GetDelivery(r.Context(), s.db.Reader(), pr.AccountID, did)
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No delivery "+did+"."))
+			return
+		}
+		if attempts == nil {
+			attempts = []webhook.Attempt{}
+		}
+		writeJSON(w, deliveryDetail{Delivery: d, AttemptLog: attempts})
+	})
+}
+
+func (s *Server) redeliver() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := PrincipalFrom(r.Context())
+		did, e := deliveryID(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		d, err := webhook.Redeliver(r.Context(), s.db, pr.AccountID, did, s.now())
+		if err != nil {
+			s.writeError(w, r, webhookError(err, "No delivery "+did+"."))
+			return
+		}
+		w.Header().Set("Location", "/v1/deliveries/"+d.ID)
+		writeStatus(w, http.StatusAccepted, d)
+	})
+}
