@@ -62,6 +62,7 @@ Commands:
   migrate    apply database migrations and exit
   review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
+  webhook    manage webhook endpoints and their deliveries
   version    print the version
 
 Run "quorum <command> --help" for a command's flags. Every flag can also be
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runReview(ctx, rest, getenv, stdout, stderr)
 	case "token":
 		return runToken(ctx, rest, getenv, stdout, stderr)
+	case "webhook":
+		return runWebhook(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "quorum %s\n", buildVersion())
 		return nil

@@ -370,9 +370,8 @@ WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), en
 	return nil
 }
 
-// DeleteAny removes an endpoint of whichever account, for operators, and
-// returns it as it was.
-func DeleteAny(ctx context.Context, q store.Querier, endpointID string, now time.Time) (Endpoint, error) {
+// GetAny returns a live endpoint of whichever account, for operators.
+func GetAny(ctx context.Context, q store.Querier, endpointID string) (Endpoint, error) {
 	e, err := scanEndpoint(q.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
 WHERE id = $1 AND deleted_at IS NULL`, endpointID))
 	if errors.Is(err, store.ErrNotFound) {
@@ -381,7 +380,31 @@ WHERE id = $1 AND deleted_at IS NULL`, endpointID))
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("load webhook endpoint %s: %w", endpointID, err)
 	}
+	return e, nil
+}
+
+// DeleteAny removes an endpoint of whichever account, for operators, and
+// returns it as it was.
+func DeleteAny(ctx context.Context, q store.Querier, endpointID string, now time.Time) (Endpoint, error) {
+	e, err := GetAny(ctx, q, endpointID)
+	if err != nil {
+		return Endpoint{}, err
+	}
 	return e, Delete(ctx, q, e.AccountID, endpointID, now)
+}
+
+// AccountOfDelivery returns the account a delivery belongs to, for
+// operators acting on a delivery by its id alone.
+func AccountOfDelivery(ctx context.Context, q store.Querier, deliveryID string) (string, error) {
+	var accountID string
+	err := q.QueryRow(ctx, `SELECT account_id FROM webhook_deliveries WHERE id = $1`, deliveryID).Scan(&accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("find delivery %s: %w", deliveryID, err)
+	}
+	return accountID, nil
 }
 
 // RotateSecret replaces the account's endpoint's secret with a new one
