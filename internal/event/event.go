@@ -17,6 +17,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/id"
 	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/webhook/fanout"
 )
 
 // Event names, as the spec's catalog has them.
@@ -101,16 +102,17 @@ type Event struct {
 	CreatedAt time.Time
 }
 
-// Record writes an event of the account to q, normally the transaction that
-// makes the change the event announces, and returns its id. It is RecordAt
+// Record writes an event of the account in tx, the transaction that makes
+// the change the event announces, with a webhook delivery for each of the
+// account's endpoints subscribed to it, and returns its id. It is RecordAt
 // at the current time.
-func Record(ctx context.Context, q store.Querier, accountID, name string, data any) (string, error) {
-	return RecordAt(ctx, q, time.Now(), accountID, name, data)
+func Record(ctx context.Context, tx store.Tx, accountID, name string, data any) (string, error) {
+	return RecordAt(ctx, tx, time.Now(), accountID, name, data)
 }
 
 // RecordAt is Record for an event that happened at at, for callers with a
 // clock of their own.
-func RecordAt(ctx context.Context, q store.Querier, at time.Time, accountID, name string, data any) (string, error) {
+func RecordAt(ctx context.Context, tx store.Tx, at time.Time, accountID, name string, data any) (string, error) {
 	if !slices.Contains(Names, name) {
 		return "", fmt.Errorf("record event: unknown event %q", name)
 	}
@@ -122,9 +124,12 @@ func RecordAt(ctx context.Context, q store.Querier, at time.Time, accountID, nam
 		return "", fmt.Errorf("record %s: data must be a JSON object, got %.20s", name, body)
 	}
 	eventID := id.New(id.Event, at)
-	_, err = q.Exec(ctx, `INSERT INTO events (id, account_id, name, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	_, err = tx.Exec(ctx, `INSERT INTO events (id, account_id, name, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		eventID, accountID, name, string(body), store.Micros(at))
 	if err != nil {
+		return "", fmt.Errorf("record %s: %w", name, err)
+	}
+	if _, err := fanout.Event(ctx, tx, accountID, eventID, name, at); err != nil {
 		return "", fmt.Errorf("record %s: %w", name, err)
 	}
 	return eventID, nil

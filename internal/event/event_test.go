@@ -36,7 +36,10 @@ func TestRecordAndList(t *testing.T) {
 		if !id.Valid(id.Event, evID) {
 			t.Errorf("event id %q is not an evt_ id", evID)
 		}
-		if _, err := event.Record(ctx, db.Writer(), other.AccountID, event.InstallationDeleted, map[string]any{"installation_id": 1}); err != nil {
+		if err := db.InTx(ctx, func(tx store.Tx) error {
+			_, err := event.Record(ctx, tx, other.AccountID, event.InstallationDeleted, map[string]any{"installation_id": 1})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -82,7 +85,10 @@ func TestRecordRefuses(t *testing.T) {
 		if tc.name == "unknown account" {
 			acct = "acct_NOPE"
 		}
-		_, err := event.Record(ctx, db.Writer(), acct, tc.event, tc.data)
+		err := db.InTx(ctx, func(tx store.Tx) error {
+			_, err := event.Record(ctx, tx, acct, tc.event, tc.data)
+			return err
+		})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one saying %q", tc.name, err, tc.want)
 		}

@@ -111,7 +111,7 @@ type Saved struct {
 }
 
 // recordFunc writes one event; Save uses event.RecordAt, tests one that fails.
-type recordFunc func(ctx context.Context, q store.Querier, at time.Time, accountID, name string, data any) (string, error)
+type recordFunc func(ctx context.Context, tx store.Tx, at time.Time, accountID, name string, data any) (string, error)
 
 // Save stores a run's outcome for the account's repository in one
 // transaction: a review, its findings, review.completed and (when there

@@ -125,11 +125,11 @@ func TestSaveIsAtomic(t *testing.T) {
 		res := completed(t, t0, fnd("gosec:G201", "high", "app.go", 10, "SQL"))
 		crash := errors.New("crash before finding.created")
 		var wrote []string
-		failing := func(ctx context.Context, q store.Querier, at time.Time, accountID, name string, data any) (string, error) {
+		failing := func(ctx context.Context, tx store.Tx, at time.Time, accountID, name string, data any) (string, error) {
 			if name == event.FindingCreated {
 				return "", crash
 			}
-			id, err := event.RecordAt(ctx, q, at, accountID, name, data)
+			id, err := event.RecordAt(ctx, tx, at, accountID, name, data)
 			wrote = append(wrote, name)
 			return id, err
 		}

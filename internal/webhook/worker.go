@@ -1,0 +1,391 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/webhook/fanout"
+	"github.com/quorum-review/quorum/webhook/verify"
+)
+
+// DeliverArgs is the River job that makes the attempts of one delivery.
+type DeliverArgs = fanout.DeliverArgs
+
+// Delivery worker defaults.
+const (
+	// DefaultTimeout bounds one attempt: connecting, sending, and the
+	// response's headers and first bytes.
+	DefaultTimeout = 10 * time.Second
+	// DefaultPerEndpoint bounds the attempts in flight to one endpoint in
+	// one process.
+	DefaultPerEndpoint = 4
+	// maxResponseBody is how much of a response body an attempt keeps.
+	maxResponseBody = 4 << 10
+	// maxDrain is how much more of a response is read, and discarded, so
+	// the connection can be reused; a longer body closes it.
+	maxDrain = 64 << 10
+	// busySnooze is how long a job waits when its endpoint already has
+	// PerEndpoint attempts in flight.
+	busySnooze = time.Second
+)
+
+// Worker makes the attempts of deliveries: it signs and POSTs the
+// envelope, records the attempt, and schedules the next one exactly by
+// RetryDelays, through River's retries.
+type Worker struct {
+	river.WorkerDefaults[DeliverArgs]
+
+	DB *store.DB
+	// Version goes in the User-Agent: quorum/<version>.
+	Version string
+	// AllowPrivate lets deliveries reach loopback, private and other
+	// non-public addresses (development and tests).
+	AllowPrivate bool
+	// AttemptTimeout bounds one attempt (DefaultTimeout when 0).
+	AttemptTimeout time.Duration
+	// PerEndpoint bounds the attempts in flight to one endpoint
+	// (DefaultPerEndpoint when 0); beyond it a job is snoozed.
+	PerEndpoint int
+	Now         func() time.Time
+	Log         *slog.Logger
+
+	once     sync.Once
+	client   *http.Client
+	mu       sync.Mutex
+	inFlight map[string]int
+}
+
+func (w *Worker) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *Worker) attemptTimeout() time.Duration {
+	if w.AttemptTimeout > 0 {
+		return w.AttemptTimeout
+	}
+	return DefaultTimeout
+}
+
+// Timeout bounds a whole job: one attempt and its bookkeeping.
+func (w *Worker) Timeout(*river.Job[DeliverArgs]) time.Duration {
+	return w.attemptTimeout() + 30*time.Second
+}
+
+// NextRetry schedules the retry after a failed attempt exactly
+// RetryDelays[attempt-1] after the attempt started.
+func (w *Worker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
+	at := time.Now()
+	if job.AttemptedAt != nil {
+		at = *job.AttemptedAt
+	}
+	return at.Add(retryDelay(job.Attempt))
+}
+
+func retryDelay(attempt int) time.Duration {
+	i := min(max(attempt-1, 0), len(RetryDelays)-1)
+	return RetryDelays[i]
+}
+
+func (w *Worker) httpClient() *http.Client {
+	w.once.Do(func() {
+		d := newDialer(w.AllowPrivate, w.attemptTimeout())
+		w.client = &http.Client{
+			Transport: &http.Transport{
+				// No proxy: a proxy would connect on our behalf, past the
+				// address check.
+				Proxy:                 nil,
+				DialContext:           d.DialContext,
+				ForceAttemptHTTP2:     true,
+				MaxIdleConns:          100,
+				MaxIdleConnsPerHost:   DefaultPerEndpoint,
+				IdleConnTimeout:       90 * time.Second,
+				TLSHandshakeTimeout:   w.attemptTimeout(),
+				ResponseHeaderTimeout: w.attemptTimeout(),
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	})
+	return w.client
+}
+
+// acquire takes one of the endpoint's slots; false when all are taken.
+func (w *Worker) acquire(endpointID string) bool {
+	limit := w.PerEndpoint
+	if limit <= 0 {
+		limit = DefaultPerEndpoint
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inFlight == nil {
+		w.inFlight = map[string]int{}
+	}
+	if w.inFlight[endpointID] >= limit {
+		return false
+	}
+	w.inFlight[endpointID]++
+	return true
+}
+
+func (w *Worker) release(endpointID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inFlight[endpointID]--; w.inFlight[endpointID] <= 0 {
+		delete(w.inFlight, endpointID)
+	}
+}
+
+// target is what one attempt needs, loaded with the delivery.
+type target struct {
+	delivery Delivery
+	url      string
+	deleted  bool
+	signer   signer
+	data     json.RawMessage
+}
+
+func (w *Worker) load(ctx context.Context, deliveryID string) (target, error) {
+	var (
+		t                  target
+		prevSecret         *string
+		prevExp, deletedAt *int64
+		data               string
+	)
+	d, err := scanDelivery(w.DB.Reader().QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
+	if err != nil {
+		return target{}, fmt.Errorf("load delivery %s: %w", deliveryID, err)
+	}
+	t.delivery = d
+	err = w.DB.Reader().QueryRow(ctx, `SELECT e.url, e.secret, e.previous_secret, e.previous_expires_at, e.deleted_at, ev.data
+FROM webhook_endpoints e, events ev WHERE e.id = $1 AND ev.id = $2`, d.EndpointID, d.EventID).
+		Scan(&t.url, &t.signer.Secret, &prevSecret, &prevExp, &deletedAt, &data)
+	if err != nil {
+		return target{}, fmt.Errorf("load delivery %s: endpoint and event: %w", deliveryID, err)
+	}
+	if prevSecret != nil {
+		t.signer.PreviousSecret = *prevSecret
+	}
+	if prevExp != nil {
+		exp := store.FromMicros(*prevExp)
+		t.signer.PreviousExpiresAt = &exp
+	}
+	t.deleted = deletedAt != nil
+	t.data = json.RawMessage(data)
+	return t, nil
+}
+
+// envelope is the body of every delivery, exactly the spec's four fields.
+type envelope struct {
+	Event       string          `json:"event"`
+	DeliveredAt string          `json:"delivered_at"`
+	DeliveryID  string          `json:"delivery_id"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	statusCode *int
+	latency    time.Duration
+	err        string
+	body       string
+}
+
+// Work makes one attempt of the job's delivery.
+func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
+	t, err := w.load(ctx, job.Args.DeliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	d := t.delivery
+	switch {
+	case t.deleted:
+		// Deleting an endpoint stops its deliveries: dead-lettered, with no
+		// attempt, so none is left pending.
+		if err := w.finish(ctx, d.ID, StatusDeadLettered, nil); err != nil {
+			return err
+		}
+		return river.JobCancel(fmt.Errorf("delivery %s: endpoint %s was deleted", d.ID, d.EndpointID))
+	case d.Status == StatusDeadLettered:
+		// Dead-lettered while this job waited: the endpoint answered 410.
+		return river.JobCancel(fmt.Errorf("delivery %s was dead-lettered", d.ID))
+	case d.Status == StatusSucceeded:
+		return nil // another job (a redelivery) delivered it
+	}
+	if !w.acquire(d.EndpointID) {
+		return river.JobSnooze(busySnooze)
+	}
+	defer w.release(d.EndpointID)
+
+	now := w.now()
+	body, err := json.Marshal(envelope{Event: d.Event, DeliveredAt: now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), DeliveryID: d.ID, Data: t.data})
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("delivery %s: encode envelope: %w", d.ID, err))
+	}
+	out := w.post(ctx, t, now, body)
+	if ctx.Err() != nil && out.statusCode == nil {
+		// The job itself was stopped (shutdown): not the receiver's fault;
+		// try again at once when a worker starts.
+		return river.JobSnooze(0)
+	}
+
+	maxAttempts := job.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = fanout.MaxAttempts
+	}
+	var (
+		status = StatusSucceeded
+		next   *time.Time
+		ret    error
+		gone   bool
+	)
+	switch {
+	case out.err == "":
+	case out.statusCode != nil && *out.statusCode == http.StatusGone:
+		status, gone = StatusDeadLettered, true
+		ret = river.JobCancel(fmt.Errorf("delivery %s: endpoint %s answered 410 Gone: disabled", d.ID, d.EndpointID))
+	case job.Attempt >= maxAttempts:
+		status = StatusDeadLettered
+		ret = river.JobCancel(fmt.Errorf("delivery %s: dead-lettered after %d attempts: %s", d.ID, job.Attempt, out.err))
+	default:
+		status = StatusFailed
+		n := now.Add(retryDelay(job.Attempt))
+		next = &n
+		ret = fmt.Errorf("delivery %s: attempt %d: %s", d.ID, job.Attempt, out.err)
+	}
+	err = w.DB.InTx(ctx, func(tx store.Tx) error {
+		var attempts int
+		if err := tx.QueryRow(ctx, `SELECT attempts FROM webhook_deliveries WHERE id = $1`, d.ID).Scan(&attempts); err != nil {
+			return err
+		}
+		var code *int64
+		if out.statusCode != nil {
+			c := int64(*out.statusCode)
+			code = &c
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, latency_us, error, response_body)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, attempts+1, store.Micros(now), code, out.latency.Microseconds(), out.err, out.body); err != nil {
+			return err
+		}
+		var nextUS *int64
+		if next != nil {
+			us := store.Micros(*next)
+			nextUS = &us
+		}
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, updated_at = $5 WHERE id = $1`,
+			d.ID, status, attempts+1, nextUS, store.Micros(now)); err != nil {
+			return err
+		}
+		if gone {
+			return disable(ctx, tx, d.EndpointID, d.ID, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record attempt of delivery %s: %w", d.ID, err)
+	}
+	if w.Log != nil && status != StatusSucceeded {
+		w.Log.Info("webhook attempt failed", "delivery_id", d.ID, "endpoint_id", d.EndpointID, "attempt", job.Attempt, "status", status, "error", out.err)
+	}
+	return ret
+}
+
+// disable turns the endpoint off after a 410 Gone and dead-letters its
+// other deliveries awaiting an attempt; their jobs then stop.
+func disable(ctx context.Context, tx store.Tx, endpointID, deliveryID string, now time.Time) error {
+	us := store.Micros(now)
+	if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $2, disabled_reason = $3, updated_at = $2 WHERE id = $1`,
+		endpointID, us, fmt.Sprintf("the endpoint answered 410 Gone to delivery %s", deliveryID)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dead_lettered', next_attempt_at = NULL, updated_at = $2
+WHERE endpoint_id = $1 AND status IN ('pending', 'failed')`, endpointID, us)
+	return err
+}
+
+// finish sets a delivery's status without an attempt.
+func (w *Worker) finish(ctx context.Context, deliveryID, status string, next *time.Time) error {
+	var nextUS *int64
+	if next != nil {
+		us := store.Micros(*next)
+		nextUS = &us
+	}
+	_, err := w.DB.Writer().Exec(ctx, `UPDATE webhook_deliveries SET status = $2, next_attempt_at = $3, updated_at = $4 WHERE id = $1`,
+		deliveryID, status, nextUS, store.Micros(w.now()))
+	if err != nil {
+		return fmt.Errorf("update delivery %s: %w", deliveryID, err)
+	}
+	return nil
+}
+
+// post makes the HTTP request of one attempt.
+func (w *Worker) post(ctx context.Context, t target, now time.Time, body []byte) outcome {
+	ctx, cancel := context.WithTimeout(ctx, w.attemptTimeout())
+	defer cancel()
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+	if err != nil {
+		return outcome{err: fmt.Sprintf("build request: %v", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "quorum/"+w.Version)
+	req.Header.Set(verify.HeaderEvent, t.delivery.Event)
+	req.Header.Set(verify.HeaderDelivery, t.delivery.ID)
+	t.signer.setHeaders(req.Header, t.delivery.ID, now, body)
+	resp, err := w.httpClient().Do(req)
+	if err != nil {
+		return outcome{latency: time.Since(start), err: describe(ctx, err, w.attemptTimeout())}
+	}
+	defer resp.Body.Close()
+	kept, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	// Drain a bounded remainder so the connection can be reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	out := outcome{statusCode: &resp.StatusCode, latency: time.Since(start), body: string(bytes.ToValidUTF8(kept, []byte("\uFFFD")))}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if readErr != nil {
+			// Answered 2xx: delivered, whatever became of the body.
+			return out
+		}
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		out.err = fmt.Sprintf("HTTP %d redirect to %q: redirects are not followed", resp.StatusCode, resp.Header.Get("Location"))
+	default:
+		out.err = fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return out
+}
+
+// describe says why a request got no response, in words for the
+// delivery log.
+func describe(ctx context.Context, err error, timeout time.Duration) string {
+	var refused *ErrRefusedAddress
+	var netErr net.Error
+	switch {
+	case errors.As(err, &refused):
+		return refused.Error()
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Sprintf("timeout: no response within %s", timeout)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("connection reset: %v", err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("connection refused: %v", err)
+	}
+	return fmt.Sprintf("request failed: %v", err)
+}
