@@ -10,6 +10,7 @@ import (
 	"github.com/quorum-review/quorum/internal/id"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
+	"github.com/quorum-review/quorum/internal/webhook"
 )
 
 // guarded is a /v1 endpoint that needs a token: a path to acme's own
@@ -17,7 +18,7 @@ import (
 // that names the resource in a 404's detail.
 type guarded struct {
 	name                   string
-	scope, otherScope      string
+	scope                  string
 	own, foreign, missing  string
 	foreignKey, missingKey string
 }
@@ -28,19 +29,50 @@ func guardedEndpoints(t *testing.T, b *bundle) []guarded {
 	own := storetest.Review(t, b.db, b.repo, 7, 1, at)
 	foreign := storetest.Review(t, b.db, b.other, 7, 1, at)
 	missingReview, missingFinding := id.New(id.Review, at), id.New(id.Finding, at)
+	withJobs(t, b.db)
+	ownHook, ownDelivery := seedHook(t, b, b.repo.AccountID)
+	foreignHook, foreignDelivery := seedHook(t, b, b.other.AccountID)
+	missingHook, missingDelivery := id.New(id.Endpoint, at), id.New(id.Delivery, at)
 	return []guarded{{
-		name: "list", scope: token.ScopeReviewsRead, otherScope: token.ScopeFindingsRead,
+		name: "list", scope: token.ScopeReviewsRead,
 		own: listPath(b.repo, ""), foreign: listPath(b.other, ""), missing: "/v1/reviews?owner=nobody&repo=nothing",
 		foreignKey: b.other.Owner + "/" + b.other.Name, missingKey: "nobody/nothing",
 	}, {
-		name: "review", scope: token.ScopeReviewsRead, otherScope: token.ScopeFindingsRead,
+		name: "review", scope: token.ScopeReviewsRead,
 		own: "/v1/reviews/" + own.ID, foreign: "/v1/reviews/" + foreign.ID, missing: "/v1/reviews/" + missingReview,
 		foreignKey: foreign.ID, missingKey: missingReview,
 	}, {
-		name: "finding", scope: token.ScopeFindingsRead, otherScope: token.ScopeReviewsRead,
+		name: "finding", scope: token.ScopeFindingsRead,
 		own: "/v1/findings/" + own.Findings[0].ID, foreign: "/v1/findings/" + foreign.Findings[0].ID, missing: "/v1/findings/" + missingFinding,
 		foreignKey: foreign.Findings[0].ID, missingKey: missingFinding,
+	}, {
+		name: "webhook", scope: token.ScopeWebhooksRead,
+		own: "/v1/webhooks/" + ownHook.ID, foreign: "/v1/webhooks/" + foreignHook.ID, missing: "/v1/webhooks/" + missingHook,
+		foreignKey: foreignHook.ID, missingKey: missingHook,
+	}, {
+		name: "deliveries", scope: token.ScopeWebhooksRead,
+		own: "/v1/webhooks/" + ownHook.ID + "/deliveries", foreign: "/v1/webhooks/" + foreignHook.ID + "/deliveries", missing: "/v1/webhooks/" + missingHook + "/deliveries",
+		foreignKey: foreignHook.ID, missingKey: missingHook,
+	}, {
+		name: "delivery", scope: token.ScopeWebhooksRead,
+		own: "/v1/deliveries/" + ownDelivery.ID, foreign: "/v1/deliveries/" + foreignDelivery.ID, missing: "/v1/deliveries/" + missingDelivery,
+		foreignKey: foreignDelivery.ID, missingKey: missingDelivery,
 	}}
+}
+
+// seedHook registers an endpoint of the account and pings it, for a
+// delivery to exist.
+func seedHook(t *testing.T, b *bundle, accountID string) (webhook.Endpoint, webhook.Delivery) {
+	t.Helper()
+	e, _, err := webhook.Create(t.Context(), b.db.Writer(), accountID, "https://hooks.example.com/", nil, "", "", b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := webhook.Ping(t.Context(), b.db, accountID, e.ID, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, d
 }
 
 // wantUnauthorized checks a 401: its anchor, its challenge, and its title
@@ -90,7 +122,14 @@ func TestAuthMatrix(t *testing.T) {
 				wantUnauthorized(t, b.get(t, e.own, revokedSecret), "invalid PAT", "does not exist or was revoked")
 				wantUnauthorized(t, b.get(t, e.own, expired), "invalid PAT", "expired")
 
-				_, wrongScope := b.token(t, acme, 0, e.otherScope, token.ScopeWebhooksRead, token.ScopeWebhooksWrite)
+				// Every scope but the one the endpoint needs.
+				var others []string
+				for _, sc := range token.AllScopes {
+					if sc != e.scope {
+						others = append(others, sc)
+					}
+				}
+				_, wrongScope := b.token(t, acme, 0, others...)
 				p := b.get(t, e.own, wrongScope).want(t, http.StatusForbidden).problem(t, codeForbidden)
 				if !strings.Contains(p.Detail, e.scope) {
 					t.Errorf("403 detail %q does not name the missing scope %s", p.Detail, e.scope)
