@@ -20,6 +20,7 @@ import (
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/token"
+	"github.com/quorum-review/quorum/internal/webhook"
 )
 
 // Roles a serve process can take.
@@ -46,6 +47,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once (each takes up to a few hundred MB while it analyses a change)")
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
+	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
+	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -65,6 +68,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *rateLimit < 1 || *rateWindow <= 0 {
 		return usageError{errors.New("--rate-limit and --rate-limit-window must be positive")}
 	}
+	if *webhookTimeout <= 0 {
+		return usageError{errors.New("--webhook-timeout must be positive")}
+	}
 	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
 	}
@@ -81,6 +87,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	work := *role != roleAPI
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
+	// Every role inserts deliveries (events, pings, redeliveries).
+	river.AddWorker(rw, &webhook.Worker{
+		DB:             d,
+		Version:        buildVersion(),
+		AllowPrivate:   *webhookAllowPrivate,
+		AttemptTimeout: *webhookTimeout,
+		Log:            log.With("component", "webhook"),
+	})
 	if work {
 		// The built-in specialists are made once (the secret rules take a
 		// moment to compile) and shared by every review.
