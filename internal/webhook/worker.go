@@ -40,6 +40,9 @@ const (
 	// busySnooze is how long a job waits when its endpoint already has
 	// PerEndpoint attempts in flight.
 	busySnooze = time.Second
+	// pausedSnooze is how often a delivery to a disabled endpoint looks
+	// whether it was resumed.
+	pausedSnooze = time.Minute
 )
 
 // Worker makes the attempts of deliveries: it signs and POSTs the
@@ -155,6 +158,7 @@ type target struct {
 	delivery Delivery
 	url      string
 	deleted  bool
+	disabled bool
 	signer   signer
 	data     json.RawMessage
 }
@@ -164,6 +168,7 @@ func (w *Worker) load(ctx context.Context, deliveryID string) (target, error) {
 		t                  target
 		prevSecret         *string
 		prevExp, deletedAt *int64
+		disabledAt         *int64
 		data               string
 	)
 	d, err := scanDelivery(w.DB.Reader().QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
@@ -171,9 +176,9 @@ func (w *Worker) load(ctx context.Context, deliveryID string) (target, error) {
 		return target{}, fmt.Errorf("load delivery %s: %w", deliveryID, err)
 	}
 	t.delivery = d
-	err = w.DB.Reader().QueryRow(ctx, `SELECT e.url, e.secret, e.previous_secret, e.previous_expires_at, e.deleted_at, ev.data
+	err = w.DB.Reader().QueryRow(ctx, `SELECT e.url, e.secret, e.previous_secret, e.previous_expires_at, e.deleted_at, e.disabled_at, ev.data
 FROM webhook_endpoints e, events ev WHERE e.id = $1 AND ev.id = $2`, d.EndpointID, d.EventID).
-		Scan(&t.url, &t.signer.Secret, &prevSecret, &prevExp, &deletedAt, &data)
+		Scan(&t.url, &t.signer.Secret, &prevSecret, &prevExp, &deletedAt, &disabledAt, &data)
 	if err != nil {
 		return target{}, fmt.Errorf("load delivery %s: endpoint and event: %w", deliveryID, err)
 	}
@@ -185,6 +190,7 @@ FROM webhook_endpoints e, events ev WHERE e.id = $1 AND ev.id = $2`, d.EndpointI
 		t.signer.PreviousExpiresAt = &exp
 	}
 	t.deleted = deletedAt != nil
+	t.disabled = disabledAt != nil
 	t.data = json.RawMessage(data)
 	return t, nil
 }
@@ -228,6 +234,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return river.JobCancel(fmt.Errorf("delivery %s was dead-lettered", d.ID))
 	case d.Status == StatusSucceeded:
 		return nil // another job (a redelivery) delivered it
+	case t.disabled && d.Event != PingEvent:
+		// A paused endpoint's deliveries wait, unattempted, until it is
+		// resumed; a ping is an explicit test and goes anyway.
+		return river.JobSnooze(pausedSnooze)
 	}
 	if !w.acquire(d.EndpointID) {
 		return river.JobSnooze(busySnooze)

@@ -494,6 +494,41 @@ func TestDeletedEndpointStops(t *testing.T) {
 	})
 }
 
+// A delivery to an endpoint the customer paused waits, unattempted, until
+// it is resumed; a ping goes anyway.
+func TestPausedEndpointWaits(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		bd := setup(t, b)
+		var hits atomic.Int32
+		srv := receiver(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
+		hook := bd.endpoint(t, bd.account, srv.URL, "s3cret")
+		d := bd.record(t, bd.account)[hook]
+		bd.exec(t, `UPDATE webhook_endpoints SET disabled_at = 1, disabled_reason = 'disabled by the customer' WHERE id = $1`, hook)
+		var snooze *river.JobSnoozeError
+		if err := bd.work(t, d, 1); !errors.As(err, &snooze) {
+			t.Fatalf("Work for a paused endpoint: %v, want snoozed", err)
+		}
+		if dl, attempts := bd.delivery(t, d); dl.Status != StatusPending || len(attempts) != 0 || hits.Load() != 0 {
+			t.Fatalf("paused: %s, %d attempts, %d requests", dl.Status, len(attempts), hits.Load())
+		}
+		ping, err := Ping(context.Background(), bd.db, bd.account, hook, bd.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bd.work(t, ping.ID, 1); err != nil || hits.Load() != 1 {
+			t.Fatalf("ping to a paused endpoint: %v, %d requests", err, hits.Load())
+		}
+		bd.exec(t, `UPDATE webhook_endpoints SET disabled_at = NULL WHERE id = $1`, hook)
+		if err := bd.work(t, d, 1); err != nil {
+			t.Fatalf("after resuming: %v", err)
+		}
+		if dl, _ := bd.delivery(t, d); dl.Status != StatusSucceeded {
+			t.Fatalf("after resuming: %s", dl.Status)
+		}
+	})
+}
+
 // Without the flag, every non-public address class is refused at connect
 // time, including a name that resolves to loopback; with it, allowed.
 func TestSSRF(t *testing.T) {
