@@ -139,3 +139,19 @@ func TestVerifyFunc(t *testing.T) {
 		t.Fatalf("stale: %v", err)
 	}
 }
+
+// The worked example of docs/webhooks.md verifies.
+func TestDocsExample(t *testing.T) {
+	t.Parallel()
+	const body = `{"event":"ping","delivered_at":"2026-11-23T03:00:00.000Z","delivery_id":"wh_01JDX3Q4ZK8M2V7R5T9N6B3C1A","data":{"endpoint_id":"hook_01JDX3P8W2N4K6M8Q0R2T4V6X8"}}`
+	r := request(body, map[string]string{
+		"X-Service-Signature": "sha256=a140fb5e73fa65c087a8f2b9a5c0f768b48a84d94df23c92aeb3a0d567cf9c28",
+		"webhook-id":          "wh_01JDX3Q4ZK8M2V7R5T9N6B3C1A",
+		"webhook-timestamp":   "1795402800",
+		"webhook-signature":   "v1,ZWEz3HbWw+xYYW198NAZF7ny3Hq1brM//k1nhBjhktk=",
+	})
+	v := &verify.Verifier{Secret: swSecret, Now: func() time.Time { return time.Unix(1795402800, 0) }}
+	if _, err := v.Verify(r); err != nil {
+		t.Fatal(err)
+	}
+}
