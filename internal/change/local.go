@@ -1,7 +1,6 @@
 package change
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -63,6 +61,9 @@ type Local struct {
 	// GitTimeout bounds each git command, within ctx's own deadline;
 	// DefaultGitTimeout when 0.
 	GitTimeout time.Duration
+
+	// batch serves file reads from one git process.
+	batch catFile
 }
 
 var (
@@ -310,69 +311,6 @@ func checkRev(rev string) error {
 		return fmt.Errorf("%w: %q", ErrInvalidRef, rev)
 	}
 	return nil
-}
-
-// readBlob reads the blob at rev:path. More than limit bytes is ErrTooLarge,
-// unless prefix is set: then the first limit bytes are returned.
-func (l *Local) readBlob(ctx context.Context, rev, path string, limit int64, prefix bool) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.gitTimeout())
-	defer cancel()
-	cmd, out, stderr, err := l.start(ctx, strings.NewReader(rev+":"+path+"\n"), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
-	}
-	// Whatever happens, stop git and reap it; after a short read it is
-	// killed, and its exit status then means nothing.
-	done := false
-	defer func() {
-		if !done {
-			cancel()
-			_ = cmd.Wait()
-		}
-	}()
-
-	br := bufio.NewReader(out)
-	header, err := br.ReadString('\n')
-	if err != nil {
-		// git answered nothing: it has exited or is exiting, with its reason
-		// on standard error.
-		werr := cmd.Wait()
-		done = true
-		if ctx.Err() != nil && werr != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("git cat-file: %v: %s", errors.Join(err, werr), stderr.String())
-	}
-	header = strings.TrimSuffix(header, "\n")
-	if strings.HasSuffix(header, " missing") {
-		// The answer repeats the request, path and all: "rev:path missing".
-		return nil, fs.ErrNotExist
-	}
-	fields := strings.Fields(header)
-	if len(fields) != 3 {
-		return nil, fmt.Errorf("git cat-file: unexpected answer %q", strings.TrimSpace(header))
-	}
-	if fields[1] != "blob" {
-		return nil, fmt.Errorf("not a file but a %s", fields[1])
-	}
-	size, err := strconv.ParseInt(fields[2], 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("git cat-file: unexpected size %q", fields[2])
-	}
-	if size > limit {
-		if !prefix {
-			return nil, fmt.Errorf("%d bytes, more than %d: %w", size, limit, ErrTooLarge)
-		}
-		size = limit
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(br, data); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	return data, nil
 }
 
 // run runs git with args and returns its standard output, at most limit
