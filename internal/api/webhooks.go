@@ -319,13 +319,14 @@ func (s *Server) updateWebhook() http.Handler {
 			URL         *string   `json:"url"`
 			Events      *[]string `json:"events"`
 			Description *string   `json:"description"`
+			Disabled    *bool     `json:"disabled"`
 		}
 		if e := decodeBody(w, r, &in, false); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
 		ep, err := webhook.Update(r.Context(), s.db.Writer(), pr.AccountID, eid,
-			webhook.Patch{URL: in.URL, Events: in.Events, Description: in.Description}, s.now())
+			webhook.Patch{URL: in.URL, Events: in.Events, Description: in.Description, Disabled: in.Disabled}, s.now())
 		if err != nil {
 			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
 			return

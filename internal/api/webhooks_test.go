@@ -290,6 +290,16 @@ func driveWebhooks(t *testing.T, b *bundle, open func(testing.TB) *store.DB) {
 		if !slices.Equal(got.Events, event.Names) {
 			t.Errorf("events after patching []: %v, want every event", got.Events)
 		}
+		b.sendJSON(t, http.MethodPatch, "/v1/webhooks/"+hook.ID, all, map[string]any{"disabled": true}).want(t, http.StatusOK).json(t, &got)
+		if !got.Disabled || got.DisabledReason == nil || *got.DisabledReason != webhook.ReasonDisabledByCustomer {
+			t.Errorf("paused: %+v", got)
+		}
+		got = endpointBody{}
+		r := b.sendJSON(t, http.MethodPatch, "/v1/webhooks/"+hook.ID, all, map[string]any{"disabled": false}).want(t, http.StatusOK)
+		r.json(t, &got)
+		if got.Disabled || bytes.Contains(r.body, []byte("disabled_reason")) {
+			t.Errorf("resumed: %s", r.body)
+		}
 		p := b.sendJSON(t, http.MethodPatch, "/v1/webhooks/"+hook.ID, all, map[string]any{"url": "https://u:p@x.example.com/", "events": []string{"nope"}}).
 			want(t, http.StatusBadRequest).problem(t, codeInvalid)
 		if paramNames(p) != "url,events" {

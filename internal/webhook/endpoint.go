@@ -309,7 +309,14 @@ type Patch struct {
 	URL         *string
 	Events      *[]string // empty: every event
 	Description *string
+	// Disabled pauses deliveries (true) or resumes them (false), also
+	// after the endpoint answered 410 Gone.
+	Disabled *bool
 }
+
+// ReasonDisabledByCustomer is the disabled_reason of an endpoint paused
+// through Update.
+const ReasonDisabledByCustomer = "disabled by the customer"
 
 // Update changes the account's endpoint as patch says and returns it.
 func Update(ctx context.Context, q store.Querier, accountID, endpointID string, patch Patch, now time.Time) (Endpoint, error) {
@@ -344,8 +351,20 @@ func Update(ctx context.Context, q store.Querier, accountID, endpointID string, 
 		e.Description = *patch.Description
 	}
 	at := store.Micros(now)
-	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, updated_at = $4
-WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, e.URL, encodeEvents(e.Events), e.Description, at, endpointID, accountID)
+	// Pausing or resuming rewrites disabled_at and disabled_reason; any
+	// other patch leaves them, and a 410's reason, as they are.
+	toggled := patch.Disabled != nil && *patch.Disabled != e.Disabled
+	var disabledAt *int64
+	if toggled {
+		e.Disabled, e.DisabledReason = *patch.Disabled, ""
+		if e.Disabled {
+			disabledAt, e.DisabledReason = &at, ReasonDisabledByCustomer
+		}
+	}
+	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, updated_at = $4,
+	disabled_at = CASE WHEN $7 THEN $8 ELSE disabled_at END, disabled_reason = CASE WHEN $7 THEN $9 ELSE disabled_reason END
+WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, e.URL, encodeEvents(e.Events), e.Description, at, endpointID, accountID,
+		toggled, disabledAt, e.DisabledReason)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("update webhook endpoint %s: %w", endpointID, err)
 	}

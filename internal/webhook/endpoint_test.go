@@ -319,3 +319,47 @@ func TestRotateSecretKeepsThePreviousForTheOverlap(t *testing.T) {
 		}
 	})
 }
+
+func TestUpdatePausesAndResumes(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setupEndpoints(t, b)
+		ctx := t.Context()
+		e, _ := f.create(t, f.acme.ID, "https://hooks.example.com/x")
+		yes, no := true, false
+		got, err := webhook.Update(ctx, f.db.Writer(), f.acme.ID, e.ID, webhook.Patch{Disabled: &yes}, f.clock.Now())
+		if err != nil || !got.Disabled || got.DisabledReason != webhook.ReasonDisabledByCustomer {
+			t.Fatalf("pause: %+v, %v", got, err)
+		}
+		got, _ = webhook.Get(ctx, f.db.Reader(), f.acme.ID, e.ID)
+		if !got.Disabled || got.DisabledReason != webhook.ReasonDisabledByCustomer {
+			t.Errorf("stored after pause: %+v", got)
+		}
+
+		// The delivery worker disables an endpoint that answered 410 Gone;
+		// another change keeps that, resuming clears it.
+		if _, err := f.db.Writer().Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = 'answered 410 Gone' WHERE id = $2`,
+			store.Micros(f.clock.Now()), e.ID); err != nil {
+			t.Fatal(err)
+		}
+		desc := "still gone"
+		if _, err := webhook.Update(ctx, f.db.Writer(), f.acme.ID, e.ID, webhook.Patch{Description: &desc, Disabled: &yes}, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = webhook.Get(ctx, f.db.Reader(), f.acme.ID, e.ID)
+		if !got.Disabled || got.DisabledReason != "answered 410 Gone" {
+			t.Errorf("a patch that does not resume changed the 410: %+v", got)
+		}
+		if _, err := webhook.Update(ctx, f.db.Writer(), f.acme.ID, e.ID, webhook.Patch{Disabled: &no}, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = webhook.Get(ctx, f.db.Reader(), f.acme.ID, e.ID)
+		var disabledAt *int64
+		if err := f.db.Reader().QueryRow(ctx, `SELECT disabled_at FROM webhook_endpoints WHERE id = $1`, e.ID).Scan(&disabledAt); err != nil {
+			t.Fatal(err)
+		}
+		if got.Disabled || got.DisabledReason != "" || disabledAt != nil {
+			t.Errorf("after resuming: %+v, disabled_at %v", got, disabledAt)
+		}
+	})
+}
