@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -367,7 +368,7 @@ func (w *Worker) post(ctx context.Context, t target, now time.Time, body []byte)
 	kept, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	// Drain a bounded remainder so the connection can be reused.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-	out := outcome{statusCode: &resp.StatusCode, latency: time.Since(start), body: string(bytes.ToValidUTF8(kept, []byte("\uFFFD")))}
+	out := outcome{statusCode: &resp.StatusCode, latency: time.Since(start), body: responseText(kept)}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if readErr != nil {
@@ -380,6 +381,12 @@ func (w *Worker) post(ctx context.Context, t target, now time.Time, body []byte)
 		out.err = fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return out
+}
+
+// responseText is a response body as an attempt keeps it: valid UTF-8
+// without NUL bytes, which PostgreSQL's text refuses.
+func responseText(b []byte) string {
+	return strings.ReplaceAll(string(bytes.ToValidUTF8(b, []byte("\uFFFD"))), "\x00", "\uFFFD")
 }
 
 // describe says why a request got no response, in words for the

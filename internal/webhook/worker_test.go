@@ -625,3 +625,54 @@ func TestPerEndpointConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// Under a running River client, a failed attempt's job is rescheduled
+// exactly one minute after it started, with six attempts in all; a binary
+// response body is kept as text.
+func TestRiverSchedulesRetry(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &Worker{DB: db, Version: "t", AllowPrivate: true})
+		jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed, cancel := jobs.Subscribe(river.EventKindJobFailed)
+		t.Cleanup(cancel)
+		ctx, stop := context.WithCancel(context.Background())
+		if err := jobs.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+			defer done()
+			_ = jobs.Stop(stopCtx)
+			stop()
+		})
+		srv := receiver(t, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte("bad\x00gate\xffway"))
+		})
+		bd := &bundle{db: db, account: storetest.Repo(t, db, "acme", "acme", "api").AccountID, clock: storetest.NewClock(time.Now())}
+		hook := bd.endpoint(t, bd.account, srv.URL, "s3cret")
+		d := bd.record(t, bd.account)[hook]
+		select {
+		case e := <-failed:
+			j := e.Job
+			if j.Attempt != 1 || j.MaxAttempts != 6 || j.AttemptedAt == nil {
+				t.Fatalf("job attempt %d of %d", j.Attempt, j.MaxAttempts)
+			}
+			if got := j.ScheduledAt.Sub(*j.AttemptedAt); got != time.Minute {
+				t.Fatalf("retry scheduled %s after the attempt, want 1m", got)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the delivery job did not fail within 30 s")
+		}
+		dl, attempts := bd.delivery(t, d)
+		if dl.Status != StatusFailed || len(attempts) != 1 || attempts[0].ResponseBody != "bad\uFFFDgate\uFFFDway" {
+			t.Fatalf("delivery %s, attempts %+v", dl.Status, attempts)
+		}
+	})
+}
