@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// ErrRefusedAddress is a delivery refused because its endpoint's host
+// RefusedAddressError is an attempt refused because its endpoint's host
 // resolved to an address that is not public.
-type ErrRefusedAddress struct {
+type RefusedAddressError struct {
 	Addr  netip.Addr
 	Class string
 }
 
-func (e *ErrRefusedAddress) Error() string {
+func (e *RefusedAddressError) Error() string {
 	return fmt.Sprintf("address %s is %s: refused (quorum serve --webhook-allow-private allows it)", e.Addr, e.Class)
 }
 
@@ -110,7 +110,7 @@ func checkAddress(address string) error {
 		return fmt.Errorf("dial %s: not an IP address: %w", address, err)
 	}
 	if c := classify(a); c != "" {
-		return &ErrRefusedAddress{Addr: a.WithZone(""), Class: c}
+		return &RefusedAddressError{Addr: a.WithZone(""), Class: c}
 	}
 	return nil
 }

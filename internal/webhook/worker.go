@@ -392,7 +392,7 @@ func responseText(b []byte) string {
 // describe says why a request got no response, in words for the
 // delivery log.
 func describe(ctx context.Context, err error, timeout time.Duration) string {
-	var refused *ErrRefusedAddress
+	var refused *RefusedAddressError
 	var netErr net.Error
 	switch {
 	case errors.As(err, &refused):
