@@ -49,6 +49,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
 	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
+	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (0: River's default, 1h; a job kind's own time limit still applies)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -70,6 +71,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if *webhookTimeout <= 0 {
 		return usageError{errors.New("--webhook-timeout must be positive")}
+	}
+	if *jobRescueAfter < 0 {
+		return usageError{errors.New("--job-rescue-after cannot be negative")}
 	}
 	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
@@ -118,6 +122,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Queues:       map[string]int{pipeline.Queue: *reviewWorkers},
 		PeriodicJobs: []*river.PeriodicJob{store.OptimizeEvery()},
 		Logger:       log.With("component", "jobs"),
+
+		RescueStuckJobsAfter: *jobRescueAfter,
 	})
 	if err != nil {
 		return err

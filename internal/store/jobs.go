@@ -41,6 +41,13 @@ type JobsConfig struct {
 	// PollInterval is how often workers poll when not notified (SQLite has
 	// no LISTEN/NOTIFY). Default 1 s.
 	PollInterval time.Duration
+	// RescueStuckJobsAfter is how long a job may stay running before it is
+	// presumed lost with a crashed process and retried (River's default,
+	// 1 h, when 0). A kind's own Timeout still applies: such a job is
+	// rescued only once both have passed. Below River's default job
+	// timeout (1 min) it becomes the timeout of kinds without their own,
+	// as River requires.
+	RescueStuckJobsAfter time.Duration
 }
 
 // ConfigureJobs creates the River client. Call it once, before transactions
@@ -52,6 +59,15 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 	rcfg := &river.Config{
 		Logger:       cfg.Logger,
 		PeriodicJobs: cfg.PeriodicJobs,
+	}
+	if cfg.RescueStuckJobsAfter < 0 {
+		return nil, errors.New("configure jobs: RescueStuckJobsAfter cannot be negative")
+	}
+	if cfg.RescueStuckJobsAfter > 0 {
+		rcfg.RescueStuckJobsAfter = cfg.RescueStuckJobsAfter
+		if cfg.RescueStuckJobsAfter < river.JobTimeoutDefault {
+			rcfg.JobTimeout = cfg.RescueStuckJobsAfter
+		}
 	}
 	if cfg.Logger == nil {
 		rcfg.Logger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/webhook/verify"
+)
+
+// crashDeliveries is how many deliveries the crash test makes.
+const crashDeliveries = 1000
+
+// crashReceiver records every delivery it is sent, answering 200 after a
+// short, bounded pause, like a slow receiver.
+type crashReceiver struct {
+	mu       sync.Mutex
+	seen     map[string]int // delivery_id → requests received
+	requests int
+	problems []string // header and body disagreeing, unreadable bodies
+}
+
+func (rc *crashReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var env struct {
+		DeliveryID string `json:"delivery_id"`
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &env)
+	}
+	header := r.Header.Get(verify.HeaderDelivery)
+	rc.mu.Lock()
+	switch {
+	case err != nil:
+		rc.problems = append(rc.problems, "unreadable delivery: "+err.Error())
+	case env.DeliveryID == "" || env.DeliveryID != header:
+		rc.problems = append(rc.problems, "body delivery_id "+env.DeliveryID+" but "+verify.HeaderDelivery+" "+header)
+	default:
+		rc.seen[env.DeliveryID]++
+	}
+	rc.requests++
+	rc.mu.Unlock()
+	time.Sleep(time.Duration(5+rand.IntN(16)) * time.Millisecond) // the slow receiver: 5–20 ms
+	w.WriteHeader(http.StatusOK)
+}
+
+// received returns how many distinct deliveries and requests arrived.
+func (rc *crashReceiver) received() (distinct, requests int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.seen), rc.requests
+}
+
+// child is one `quorum serve` process.
+type child struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *syncBuffer
+	done   chan struct{} // closed when the process has exited and been reaped
+}
+
+// buildQuorum builds this command's binary, as a normal (non-race) build.
+func buildQuorum(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "quorum")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startChild runs `quorum serve` and waits until /healthz answers. The
+// child's environment has no QUORUM_ variables, so only its flags count.
+func startChild(t *testing.T, bin string, args ...string) *child {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "QUORUM_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urls <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stdout) // keep reading until the process exits
+		cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() { c.stop(t) })
+	timeout := time.After(30 * time.Second)
+	select {
+	case c.base = <-urls:
+	case <-c.done:
+		t.Fatalf("quorum serve exited early: %v; stderr:\n%s", cmd.ProcessState, c.stderr.String())
+	case <-timeout:
+		t.Fatalf("quorum serve printed no address within 30 s; stderr:\n%s", c.stderr.String())
+	}
+	for {
+		resp, err := http.Get(c.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		select {
+		case <-c.done:
+			t.Fatalf("quorum serve exited early: %v; stderr:\n%s", cmd.ProcessState, c.stderr.String())
+		case <-timeout:
+			t.Fatalf("quorum serve not healthy within 30 s; stderr:\n%s", c.stderr.String())
+		case <-time.After(20 * time.Millisecond): // polling for readiness
+		}
+	}
+}
+
+// kill ends the process with SIGKILL, as a crash would, and reaps it.
+func (c *child) kill(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("killed process not reaped within 10 s")
+	}
+}
+
+// stop asks the process to stop (SIGINT) and kills it if it has not
+// within 30 s. Nothing is left running.
+func (c *child) stop(t *testing.T) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("quorum serve did not stop within 30 s of SIGINT; killing it")
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// TestCrashSafety starts `quorum serve` as a real process, has it deliver
+// 1,000 webhooks to a slow receiver, kills it with SIGKILL mid-stream and
+// starts it again on the same database: every delivery arrives at least
+// once, with its original delivery_id, and none is left pending.
+//
+// SQLite only: the at-least-once path under test (River rescuing jobs a
+// dead process left running) is River's and the same on PostgreSQL.
+//
+// Its length is set by the delivery worker, not the test: a job killed
+// mid-attempt is rescued only once its own Timeout (attempt timeout + 30 s)
+// has passed, River's rescuer runs every 30 s, and the rescued attempt is
+// retried at the worker's first retry delay (1 min) after it started. So
+// the restarted server finishes about a minute after the kill.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs quorum serve for about 70 s")
+	}
+	t.Parallel()
+	start := time.Now()
+	bin := buildQuorum(t)
+	t.Logf("built quorum in %s", time.Since(start).Round(time.Millisecond))
+
+	rc := &crashReceiver{seen: map[string]int{}}
+	receiver := httptest.NewServer(rc)
+	t.Cleanup(receiver.Close)
+
+	dir := t.TempDir()
+	args := []string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--webhook-allow-private", "--webhook-timeout", "1s",
+		"--job-rescue-after", "2s", "--workers", "20", "--log-level", "warn", "--shutdown-timeout", "10s"}
+	tokOut, tokErr, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "webhooks:write", "--name", "crash")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, tokErr)
+	}
+	tok := strings.TrimSpace(tokOut)
+	srv := startChild(t, bin, args...)
+
+	// Register the receiver through the API.
+	req, _ := http.NewRequest(http.MethodPost, srv.base+"/v1/webhooks", strings.NewReader(`{"url":"`+receiver.URL+`","description":"crash test"}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hook struct {
+		ID string `json:"id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&hook)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated || hook.ID == "" {
+		t.Fatalf("POST /v1/webhooks: %d %+v (%v)", resp.StatusCode, hook, err)
+	}
+
+	// Record the events from a second process's view of the database, as
+	// the review pipeline would: each fans out to one delivery.
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil { // insert-only
+		t.Fatal(err)
+	}
+	var accountID string
+	if err := db.Reader().QueryRow(ctx, `SELECT account_id FROM webhook_endpoints WHERE id = $1`, hook.ID).Scan(&accountID); err != nil {
+		t.Fatal(err)
+	}
+	err = db.InTx(ctx, func(tx store.Tx) error {
+		for i := range crashDeliveries {
+			data := event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: i + 1, Reason: event.ReasonRateLimit}
+			if _, err := event.Record(ctx, tx, accountID, event.ReviewFailed, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := map[string]bool{}
+	rows, err := db.Reader().Query(ctx, `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1`, hook.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		created[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(created) != crashDeliveries {
+		t.Fatalf("%d deliveries created, want %d", len(created), crashDeliveries)
+	}
+
+	// Kill the server mid-stream: some deliveries made, most not.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n, _ := rc.received(); n >= crashDeliveries/10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			n, _ := rc.received()
+			t.Fatalf("only %d deliveries within 30 s; stderr:\n%s", n, srv.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond) // polling the receiver
+	}
+	srv.kill(t)
+	killedAt := time.Now()
+	before, _ := rc.received()
+	if before >= crashDeliveries {
+		t.Fatalf("all %d deliveries were made before the kill: nothing was cut short", before)
+	}
+	var running, pending int
+	if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND state = 'running'`).Scan(&running); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'failed')`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed after %d of %d deliveries were received; %d jobs left running, %d deliveries pending", before, crashDeliveries, running, pending)
+	if running == 0 {
+		t.Errorf("no delivery job was running at the kill: the rescue of a lost attempt is untested")
+	}
+
+	// Restart on the same database; everything is delivered.
+	srv = startChild(t, bin, args...)
+	deadline = time.Now().Add(150 * time.Second)
+	for {
+		n, _ := rc.received()
+		if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'failed')`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if n >= crashDeliveries && pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("150 s after the restart: %d of %d deliveries received, %d pending or failed; stderr:\n%s",
+				n, crashDeliveries, pending, srv.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the receiver and the database
+	}
+	srv.stop(t)
+	if t.Failed() {
+		return
+	}
+
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, p := range rc.problems {
+		t.Error(p)
+	}
+	dups := 0
+	for id, n := range rc.seen {
+		if !created[id] {
+			t.Errorf("received delivery_id %s, which is none of the created deliveries", id)
+		}
+		dups += n - 1
+	}
+	for id := range created {
+		if rc.seen[id] == 0 {
+			t.Errorf("delivery %s never received", id)
+		}
+	}
+	var succeeded int
+	if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, hook.ID).Scan(&succeeded); err != nil {
+		t.Fatal(err)
+	}
+	if succeeded != crashDeliveries {
+		t.Errorf("%d deliveries succeeded, want %d", succeeded, crashDeliveries)
+	}
+	t.Logf("all %d delivered %s after the kill (%d requests, %d repeated an id); test took %s",
+		crashDeliveries, time.Since(killedAt).Round(time.Millisecond), rc.requests, dups, time.Since(start).Round(time.Millisecond))
+}
