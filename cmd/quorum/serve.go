@@ -41,7 +41,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	rateLimit := c.Int("rate-limit", "QUORUM_RATE_LIMIT", 5000, "API requests allowed per token (or per client address without one) in each window")
 	rateWindow := c.Duration("rate-limit-window", "QUORUM_RATE_LIMIT_WINDOW", time.Hour, "length of the API rate-limit window")
 	trustProxy := c.Bool("trust-proxy", "QUORUM_TRUST_PROXY", false, "take the client address from X-Forwarded-For (only behind a proxy that sets it)")
-	workers := c.Int("workers", "QUORUM_WORKERS", 10, "jobs worked at once by this process")
+	workers := c.Int("workers", "QUORUM_WORKERS", 50, "jobs (webhook deliveries, maintenance) worked at once by this process; reviews have --review-workers")
+	webhookConcurrency := c.Int("webhook-concurrency", "QUORUM_WEBHOOK_CONCURRENCY", 0, "delivery attempts in flight to one endpoint in this process (default three quarters of --workers, so a slow endpoint leaves the rest to the others)")
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "reviews an account may have per review rate-limit window; over it a review is skipped with review.failed rate_limit")
 	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
@@ -75,6 +76,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *jobRescueAfter < 0 {
 		return usageError{errors.New("--job-rescue-after cannot be negative")}
 	}
+	if *workers < 1 || *webhookConcurrency < 0 {
+		return usageError{errors.New("--workers must be positive and --webhook-concurrency 0 or more")}
+	}
 	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
 	}
@@ -92,11 +96,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
 	// Every role inserts deliveries (events, pings, redeliveries).
+	perEndpoint := *webhookConcurrency
+	if perEndpoint == 0 {
+		perEndpoint = max(1, *workers*3/4)
+	}
 	river.AddWorker(rw, &webhook.Worker{
 		DB:             d,
 		Version:        buildVersion(),
 		AllowPrivate:   *webhookAllowPrivate,
 		AttemptTimeout: *webhookTimeout,
+		PerEndpoint:    perEndpoint,
 		Log:            log.With("component", "webhook"),
 	})
 	if work {
