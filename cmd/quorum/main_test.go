@@ -296,6 +296,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"serve", "--no-such-flag"}, "no-such-flag"},
 		{[]string{"serve", "--role", "api", "--data-dir", dir}, "needs --database-url"},
+		{[]string{"serve", "--data-dir", dir, "--webhook-concurrency", "-1"}, "--webhook-concurrency"},
+		{[]string{"serve", "--data-dir", dir, "--workers", "0"}, "--workers"},
 		{[]string{"token", "create", "--data-dir", dir, "--scope", "reviews:read"}, "--account is required"},
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a"}, "at least one --scope"},
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "admin"}, `unknown scope "admin"`},
