@@ -34,35 +34,48 @@ func (c cursorCodec) mac(payload []byte, scope string) []byte {
 	return m.Sum(nil)[:16]
 }
 
-// seal encodes a position of the listing named by scope.
+// seal encodes a position of the review listing named by scope.
 func (c cursorCodec) seal(cur review.Cursor, scope string) string {
-	payload := make([]byte, 0, 1+8+len(cur.ID)+16)
+	return c.sealKeyset(cur.SynthesizedAt, cur.ID, scope)
+}
+
+// open decodes a review cursor made by seal for the same scope.
+func (c cursorCodec) open(s, scope string) (review.Cursor, error) {
+	at, rid, err := c.openKeyset(s, id.Review, scope)
+	if err != nil {
+		return review.Cursor{}, err
+	}
+	return review.Cursor{SynthesizedAt: at, ID: rid}, nil
+}
+
+// sealKeyset encodes the position (at, rid) of any newest-first listing
+// keyed by (time, id); scope names the listing.
+func (c cursorCodec) sealKeyset(at int64, rid, scope string) string {
+	payload := make([]byte, 0, 1+8+len(rid)+16)
 	payload = append(payload, cursorVersion)
-	payload = binary.BigEndian.AppendUint64(payload, uint64(cur.SynthesizedAt))
-	payload = append(payload, cur.ID...)
+	payload = binary.BigEndian.AppendUint64(payload, uint64(at))
+	payload = append(payload, rid...)
 	return base64.RawURLEncoding.EncodeToString(append(payload, c.mac(payload, scope)...))
 }
 
-// open decodes a cursor made by seal for the same scope.
-func (c cursorCodec) open(s, scope string) (review.Cursor, error) {
+// openKeyset decodes a cursor made by sealKeyset for the same scope, whose
+// id has the given prefix.
+func (c cursorCodec) openKeyset(s, prefix, scope string) (int64, string, error) {
 	// Strict: the unused bits of the last character must be zero, so each
 	// position has one cursor and an altered last character does not open.
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || len(raw) < 1+8+16 || raw[0] != cursorVersion {
-		return review.Cursor{}, errBadCursor
+		return 0, "", errBadCursor
 	}
 	payload, sum := raw[:len(raw)-16], raw[len(raw)-16:]
 	if !hmac.Equal(sum, c.mac(payload, scope)) {
-		return review.Cursor{}, errBadCursor
+		return 0, "", errBadCursor
 	}
-	cur := review.Cursor{
-		SynthesizedAt: int64(binary.BigEndian.Uint64(payload[1:9])),
-		ID:            string(payload[9:]),
+	at, rid := int64(binary.BigEndian.Uint64(payload[1:9])), string(payload[9:])
+	if !id.Valid(prefix, rid) {
+		return 0, "", errBadCursor
 	}
-	if !id.Valid(id.Review, cur.ID) {
-		return review.Cursor{}, errBadCursor
-	}
-	return cur, nil
+	return at, rid, nil
 }
 
 // listScope names a listing, case-insensitively as repositories are.

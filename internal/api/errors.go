@@ -142,8 +142,12 @@ func encodeJSON(v any) []byte {
 }
 
 // writeBody writes an encoded 200 JSON body.
-func writeBody(w http.ResponseWriter, body []byte) {
+func writeBody(w http.ResponseWriter, body []byte) { writeRaw(w, http.StatusOK, body) }
+
+// writeRaw writes an encoded JSON body with the given status.
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
 	w.Write(body)
 }

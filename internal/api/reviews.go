@@ -27,55 +27,83 @@ type listParams struct {
 
 // parseListParams validates the query, reporting every bad parameter at once.
 func parseListParams(q url.Values) (listParams, *Error) {
-	p := listParams{Limit: defaultLimit}
-	var bad []InvalidParam
-	reject := func(name, reason string) { bad = append(bad, InvalidParam{Name: name, Reason: reason}) }
-	single := func(name string) (string, bool) {
-		vs, ok := q[name]
-		if !ok {
-			return "", false
-		}
-		if len(vs) > 1 {
-			reject(name, "given more than once")
-			return "", false
-		}
-		return vs[0], true
-	}
-	required := func(name, what string) string {
-		v, ok := single(name)
-		if !ok && len(q[name]) == 0 || ok && v == "" {
-			reject(name, "required: "+what)
-		}
-		return v
-	}
-	p.Owner = required("owner", "the repository owner")
-	p.Repo = required("repo", "the repository name")
-	if v, ok := single("pr"); ok {
+	qr := queryReader{q: q}
+	p := listParams{}
+	p.Owner = qr.required("owner", "the repository owner")
+	p.Repo = qr.required("repo", "the repository name")
+	if v, ok := qr.single("pr"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			reject("pr", "must be a pull request number, a whole number of at least 1")
+			qr.reject("pr", "must be a pull request number, a whole number of at least 1")
 		} else {
 			p.PR = n
 		}
 	}
-	if v, ok := single("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit {
-			reject("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
-		} else {
-			p.Limit = n
-		}
-	}
-	if v, ok := single("cursor"); ok {
-		if v == "" {
-			reject("cursor", "must be the next_cursor of a previous page")
-		}
-		p.Cursor = v
-	}
-	if len(bad) > 0 {
-		return listParams{}, &Error{Code: codeInvalid, Detail: "The query has invalid parameters; see invalid_params.", Params: bad}
+	p.Limit, p.Cursor = qr.page()
+	if e := qr.err(); e != nil {
+		return listParams{}, e
 	}
 	return p, nil
+}
+
+// queryReader reads query parameters, collecting every bad one.
+type queryReader struct {
+	q   url.Values
+	bad []InvalidParam
+}
+
+func (qr *queryReader) reject(name, reason string) {
+	qr.bad = append(qr.bad, InvalidParam{Name: name, Reason: reason})
+}
+
+// single returns a parameter given once; given twice is rejected.
+func (qr *queryReader) single(name string) (string, bool) {
+	vs, ok := qr.q[name]
+	if !ok {
+		return "", false
+	}
+	if len(vs) > 1 {
+		qr.reject(name, "given more than once")
+		return "", false
+	}
+	return vs[0], true
+}
+
+// required returns a parameter that must be given, once, and not empty.
+func (qr *queryReader) required(name, what string) string {
+	v, ok := qr.single(name)
+	if !ok && len(qr.q[name]) == 0 || ok && v == "" {
+		qr.reject(name, "required: "+what)
+	}
+	return v
+}
+
+// page reads a listing's limit (default 20, 1 to 100) and cursor.
+func (qr *queryReader) page() (limit int, cursor string) {
+	limit = defaultLimit
+	if v, ok := qr.single("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			qr.reject("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
+		} else {
+			limit = n
+		}
+	}
+	if v, ok := qr.single("cursor"); ok {
+		if v == "" {
+			qr.reject("cursor", "must be the next_cursor of a previous page")
+		}
+		cursor = v
+	}
+	return limit, cursor
+}
+
+// err is the 400 for the rejected parameters, or nil.
+func (qr *queryReader) err() *Error {
+	if len(qr.bad) == 0 {
+		return nil
+	}
+	return &Error{Code: codeInvalid, Detail: "The query has invalid parameters; see invalid_params.", Params: qr.bad}
 }
 
 type reviewList struct {

@@ -2,9 +2,6 @@ package api
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +15,6 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
-	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/webhook"
 )
 
@@ -110,36 +106,7 @@ func webhookError(err error, notFound string) error {
 }
 
 // writeStatus writes a JSON body with the given status.
-func writeStatus(w http.ResponseWriter, status int, v any) {
-	body := encodeJSON(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
-}
-
-// sealKeyset and openKeyset are the review cursor's format for any
-// newest-first listing keyed by (time, id): the id's prefix is checked on
-// opening, the scope names the listing.
-func (c cursorCodec) sealKeyset(at int64, rid, scope string) string {
-	return c.seal(review.Cursor{SynthesizedAt: at, ID: rid}, scope)
-}
-
-func (c cursorCodec) openKeyset(s, prefix, scope string) (int64, string, error) {
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || len(raw) < 1+8+16 || raw[0] != cursorVersion {
-		return 0, "", errBadCursor
-	}
-	payload, sum := raw[:len(raw)-16], raw[len(raw)-16:]
-	if !hmac.Equal(sum, c.mac(payload, scope)) {
-		return 0, "", errBadCursor
-	}
-	at, rid := int64(binary.BigEndian.Uint64(payload[1:9])), string(payload[9:])
-	if !id.Valid(prefix, rid) {
-		return 0, "", errBadCursor
-	}
-	return at, rid, nil
-}
+func writeStatus(w http.ResponseWriter, status int, v any) { writeRaw(w, status, encodeJSON(v)) }
 
 // pageParams are a listing's limit and cursor, and the deliveries
 // listing's status.
@@ -151,44 +118,19 @@ type pageParams struct {
 
 // parsePageParams validates limit, cursor and, when withStatus, status.
 func parsePageParams(q url.Values, withStatus bool) (pageParams, *Error) {
-	p := pageParams{Limit: defaultLimit}
-	var bad []InvalidParam
-	reject := func(name, reason string) { bad = append(bad, InvalidParam{Name: name, Reason: reason}) }
-	single := func(name string) (string, bool) {
-		vs, ok := q[name]
-		if !ok {
-			return "", false
-		}
-		if len(vs) > 1 {
-			reject(name, "given more than once")
-			return "", false
-		}
-		return vs[0], true
-	}
-	if v, ok := single("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit {
-			reject("limit", fmt.Sprintf("must be a whole number from 1 to %d", maxLimit))
-		} else {
-			p.Limit = n
-		}
-	}
-	if v, ok := single("cursor"); ok {
-		if v == "" {
-			reject("cursor", "must be the next_cursor of a previous page")
-		}
-		p.Cursor = v
-	}
+	qr := queryReader{q: q}
+	p := pageParams{}
+	p.Limit, p.Cursor = qr.page()
 	if withStatus {
-		if v, ok := single("status"); ok {
+		if v, ok := qr.single("status"); ok {
 			if !slices.Contains(webhook.Statuses, v) {
-				reject("status", "must be one of "+strings.Join(webhook.Statuses, ", "))
+				qr.reject("status", "must be one of "+strings.Join(webhook.Statuses, ", "))
 			}
 			p.Status = v
 		}
 	}
-	if len(bad) > 0 {
-		return pageParams{}, &Error{Code: codeInvalid, Detail: "The query has invalid parameters; see invalid_params.", Params: bad}
+	if e := qr.err(); e != nil {
+		return pageParams{}, e
 	}
 	return p, nil
 }
