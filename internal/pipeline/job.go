@@ -76,6 +76,24 @@ ON CONFLICT (repository_id, pr_number) DO UPDATE SET head_sha = excluded.head_sh
 // request's newest.
 var ErrSuperseded = errors.New("a newer head of the pull request was pushed")
 
+// Publisher posts a finished review back to where the change came from.
+type Publisher interface {
+	// Head returns the pull request's current head on the platform; when it
+	// differs from args.Head the worker saves review.failed stale_head and
+	// publishes nothing.
+	Head(ctx context.Context, args ReviewArgs) (string, error)
+	// Publish is called inside Save's transaction (so posting is queued
+	// atomically with the review): it inserts the job(s) that post the
+	// review, or the notice of a failed run (saved.Reason).
+	Publish(ctx context.Context, tx store.Tx, args ReviewArgs, saved Saved) error
+}
+
+// Starter is a Publisher that shows that a review started (a check run in
+// progress, say). Its error is logged, never fails the review.
+type Starter interface {
+	Started(ctx context.Context, args ReviewArgs) error
+}
+
 // Worker runs review jobs: the rate limit, the change, the repository's
 // configuration from its base, the specialists, and Save.
 type Worker struct {
@@ -84,6 +102,9 @@ type Worker struct {
 	DB *store.DB
 	// Sources build changes, by ReviewArgs.Source.
 	Sources map[string]func(location string) change.Source
+	// Publishers post finished reviews, by ReviewArgs.Source; a source
+	// without one (local) publishes nothing.
+	Publishers map[string]Publisher
 	// Specialists returns the specialists the configuration enables.
 	Specialists func(cfg repoconfig.Config) []specialist.Specialist
 	// SpecialistTimeout bounds each specialist (DefaultTimeout when 0).
@@ -136,7 +157,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			w.Log.Error("review failed", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head, "error", err.Error())
 		}
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonInternalError, w.now())
-		if _, serr := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); serr != nil {
+		if _, serr := w.save(ctx, a, res, true); serr != nil {
 			return errors.Join(err, serr)
 		}
 		return nil
@@ -147,7 +168,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			return fail(err)
 		}
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonRateLimit, w.now())
-		if _, err := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); err != nil {
+		if _, err := w.save(ctx, a, res, true); err != nil {
 			return fail(err)
 		}
 		return nil
@@ -158,6 +179,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		return fail(fmt.Errorf("read the change: %w", err))
 	}
 	cfg, problems := repoconfig.Load(ctx, c)
+	if s, ok := w.Publishers[a.Source].(Starter); ok {
+		if err := s.Started(ctx, a); err != nil && w.Log != nil {
+			w.Log.Warn("show the review as started", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "error", err.Error())
+		}
+	}
 
 	// Stop early when a newer head arrives while the specialists run.
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -181,10 +207,37 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	if err := w.checkCurrent(ctx, a); err != nil {
 		return river.JobCancel(err)
 	}
-	if _, err := Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits); err != nil {
+	if pub := w.Publishers[a.Source]; pub != nil {
+		// Just before posting: a head that moved on the platform (a push
+		// whose webhook has not arrived yet) gets nothing posted.
+		head, err := pub.Head(ctx, a)
+		if err != nil {
+			return fail(fmt.Errorf("ask for the current head: %w", err))
+		}
+		if head != a.Head {
+			res = Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonStaleHead, w.now())
+			if _, err := w.save(ctx, a, res, false); err != nil {
+				return fail(fmt.Errorf("save the review: %w", err))
+			}
+			return nil
+		}
+	}
+	if _, err := w.save(ctx, a, res, true); err != nil {
 		return fail(fmt.Errorf("save the review: %w", err))
 	}
 	return nil
+}
+
+// save saves res and, when publish is set and the source has a Publisher,
+// queues its posting in the same transaction.
+func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result, publish bool) (Saved, error) {
+	pub := w.Publishers[a.Source]
+	if !publish || pub == nil {
+		return Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits)
+	}
+	return saveThen(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits, event.RecordAt, func(tx store.Tx, saved Saved) error {
+		return pub.Publish(ctx, tx, a, saved)
+	})
 }
 
 // checkCurrent returns ErrSuperseded when a newer head of the pull request

@@ -108,6 +108,8 @@ type Saved struct {
 	// RateLimit is the account's usage after the review, as
 	// review.completed reports it; zero for a failed run.
 	RateLimit event.RateLimit
+	// Reason is review.failed's reason for a failed run; empty for a review.
+	Reason string
 }
 
 // recordFunc writes one event; Save uses event.RecordAt, tests one that fails.
@@ -123,13 +125,20 @@ func Save(ctx context.Context, db *store.DB, accountID, repositoryID string, res
 }
 
 func save(ctx context.Context, db *store.DB, accountID, repositoryID string, res Result, limits RateLimit, record recordFunc) (Saved, error) {
+	return saveThen(ctx, db, accountID, repositoryID, res, limits, record, nil)
+}
+
+// saveThen is save, calling then (when not nil) inside the transaction
+// with what was written, so what then writes commits or rolls back with it.
+func saveThen(ctx context.Context, db *store.DB, accountID, repositoryID string, res Result, limits RateLimit, record recordFunc,
+	then func(tx store.Tx, saved Saved) error) (Saved, error) {
 	full := res.Review
 	full.RepositoryID = repositoryID
 	full.Findings = slices.Clone(full.Findings)
 	at := full.SynthesizedAt
 	var saved Saved
-	err := db.InTx(ctx, func(tx store.Tx) error {
-		saved = Saved{}
+	write := func(tx store.Tx) error {
+		saved = Saved{Reason: res.Reason}
 		if !res.Completed() {
 			id, err := record(ctx, tx, at, accountID, event.ReviewFailed, event.ReviewFailedData{
 				Owner: full.Owner, Repo: full.Repo, PRNumber: full.PRNumber, HeadSHA: full.HeadSHA,
@@ -167,6 +176,12 @@ func save(ctx context.Context, db *store.DB, accountID, repositoryID string, res
 		id, err = record(ctx, tx, at, accountID, event.FindingCreated, event.FindingCreatedData{ReviewID: full.ID, Findings: briefs})
 		saved.Events = append(saved.Events, id)
 		return err
+	}
+	err := db.InTx(ctx, func(tx store.Tx) error {
+		if err := write(tx); err != nil || then == nil {
+			return err
+		}
+		return then(tx, saved)
 	})
 	if err != nil {
 		return Saved{}, fmt.Errorf("save review of %s/%s#%d: %w", full.Owner, full.Repo, full.PRNumber, err)
