@@ -1,0 +1,202 @@
+// Package intake receives the GitHub App's webhooks at POST /github/webhook.
+//
+// The handler checks X-Hub-Signature-256 in constant time before it reads
+// anything of the body, refuses bodies over 25 MiB, and stores each
+// delivery it acts on in the same transaction as the River job that
+// handles it, keyed by X-GitHub-Delivery, so a redelivered event does
+// nothing twice; it answers 202 at once. The job keeps accounts,
+// installations and repositories current (announcing installation.created
+// and installation.deleted), queues reviews of pull-request heads, cancels
+// them on close, and re-runs a review when someone with write access asks
+// "@quorum review" in a comment.
+package intake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v88/github"
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/api"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// MaxBody is the largest webhook body accepted: GitHub caps payloads at
+// 25 MB.
+const MaxBody = 25 << 20
+
+// Path is where GitHub sends the App's webhooks.
+const Path = "/github/webhook"
+
+// GitHub is what intake asks GitHub itself, through the App's installation
+// tokens (internal/github's App implements it).
+type GitHub interface {
+	// CanWrite reports whether login may push to owner/repo (write,
+	// maintain or admin).
+	CanWrite(ctx context.Context, installationID int64, owner, repo, login string) (bool, error)
+	// PullHead returns the pull request's current head and base commits.
+	PullHead(ctx context.Context, installationID int64, owner, repo string, number int) (head, base string, err error)
+}
+
+// Config configures the intake.
+type Config struct {
+	// WebhookSecret is the App's webhook secret. Required.
+	WebhookSecret string
+	// BotName is the name that "@<name> review" mentions (default quorum).
+	BotName string
+	// ReviewDrafts reviews draft pull requests too.
+	ReviewDrafts bool
+	// DocsURL prefixes the problem types of error responses.
+	DocsURL string
+}
+
+// Intake is the webhook handler and the worker of the jobs it queues.
+type Intake struct {
+	cfg     Config
+	db      *store.DB
+	gh      GitHub
+	log     *slog.Logger
+	now     func() time.Time
+	mention func(string) bool
+}
+
+// New makes the intake. gh answers the questions a comment raises (may the
+// commenter ask for a review, what is the pull request's head).
+func New(cfg Config, db *store.DB, gh GitHub, log *slog.Logger, now func() time.Time) (*Intake, error) {
+	if cfg.WebhookSecret == "" {
+		return nil, errors.New("github intake: a webhook secret is required")
+	}
+	if cfg.BotName == "" {
+		cfg.BotName = "quorum"
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName)}, nil
+}
+
+// Register adds the intake's job worker to rw.
+func (in *Intake) Register(rw *river.Workers) {
+	river.AddWorker(rw, &worker{in: in})
+}
+
+// handled lists the events and actions the intake acts on; every other
+// delivery is answered 202 and dropped.
+var handled = map[string][]string{
+	"installation":              {"created", "deleted", "suspend", "unsuspend"},
+	"installation_repositories": {"added", "removed"},
+	"pull_request":              {"opened", "reopened", "synchronize", "ready_for_review", "closed"},
+	"issue_comment":             {"created"},
+}
+
+// envelope is what the handler reads of a payload to decide whether to
+// keep it.
+type envelope struct {
+	Action       string `json:"action"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+}
+
+// ServeHTTP handles one webhook delivery.
+func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		in.problem(w, r, http.StatusMethodNotAllowed, "", fmt.Sprintf("%s is not allowed on %s; allowed: POST.", r.Method, Path))
+		return
+	}
+	if r.ContentLength > MaxBody {
+		in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
+			return
+		}
+		in.log.Debug("github webhook: body not read", "error", err.Error())
+		return
+	}
+	sig := r.Header.Get(github.SHA256SignatureHeader)
+	if !strings.HasPrefix(sig, "sha256=") || github.ValidateSignature(sig, body, []byte(in.cfg.WebhookSecret)) != nil {
+		in.log.Warn("github webhook: bad signature", "delivery", r.Header.Get(github.DeliveryIDHeader), "event", r.Header.Get(github.EventTypeHeader))
+		in.problem(w, r, http.StatusUnauthorized, "invalid signature",
+			"X-Hub-Signature-256 is missing or is not the HMAC-SHA256 of the body with the App's webhook secret.")
+		return
+	}
+
+	name, delivery := r.Header.Get(github.EventTypeHeader), r.Header.Get(github.DeliveryIDHeader)
+	if name == "" || delivery == "" || len(delivery) > 100 {
+		in.problem(w, r, http.StatusBadRequest, "", "X-GitHub-Event and X-GitHub-Delivery are required.")
+		return
+	}
+	if name == "ping" {
+		writeStatus(w, http.StatusOK, "pong")
+		return
+	}
+	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
+		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the App's webhook content type to application/json.")
+		return
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
+		return
+	}
+	if !slices.Contains(handled[name], env.Action) {
+		in.log.Debug("github webhook ignored", "delivery", delivery, "event", name, "action", env.Action)
+		writeStatus(w, http.StatusAccepted, "ignored")
+		return
+	}
+	var instID any
+	if env.Installation != nil {
+		instID = env.Installation.ID
+	}
+
+	status := "queued"
+	err = in.db.InTx(r.Context(), func(tx store.Tx) error {
+		n, err := tx.Exec(r.Context(), `INSERT INTO github_deliveries (delivery_id, event, action, installation_id, payload, received_at)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
+			delivery, name, env.Action, instID, string(body), store.Micros(in.now()))
+		if err != nil {
+			return fmt.Errorf("store delivery: %w", err)
+		}
+		if n == 0 {
+			status = "duplicate"
+			return nil
+		}
+		return tx.InsertJob(r.Context(), DeliveryArgs{DeliveryID: delivery}, nil)
+	})
+	if err != nil {
+		in.log.Error("github webhook not stored", "delivery", delivery, "event", name, "error", err.Error())
+		in.problem(w, r, http.StatusInternalServerError, "", "The delivery could not be stored; GitHub may redeliver it.")
+		return
+	}
+	in.log.Debug("github webhook", "delivery", delivery, "event", name, "action", env.Action, "status", status)
+	writeStatus(w, http.StatusAccepted, status)
+}
+
+func (in *Intake) problem(w http.ResponseWriter, r *http.Request, status int, title, detail string) {
+	api.WriteProblem(w, r, in.cfg.DocsURL, status, title, detail)
+}
+
+// writeStatus answers GitHub with a small JSON body it shows in the App's
+// delivery log.
+func writeStatus(w http.ResponseWriter, code int, status string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "{\"status\":%q}\n", status)
+}

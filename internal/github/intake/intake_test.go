@@ -1,0 +1,697 @@
+package intake_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/github/intake"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/webhook"
+)
+
+const secret = "It's a Secret to Everybody"
+
+// fixture is a real intake on a real database with River working its
+// queue, behind a real HTTP server.
+type fixture struct {
+	db   *store.DB
+	srv  *httptest.Server
+	gh   *github
+	jobs <-chan *river.Event
+	seq  atomic.Int64
+}
+
+// github answers what intake asks GitHub: who may write, and each pull
+// request's head.
+type github struct {
+	mu      sync.Mutex
+	writers map[string]bool   // login → may write
+	heads   map[int][2]string // pr → head, base
+	asked   []string
+}
+
+func (g *github) CanWrite(_ context.Context, inst int64, owner, repo, login string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.asked = append(g.asked, fmt.Sprintf("write %d %s/%s %s", inst, owner, repo, login))
+	return g.writers[login], nil
+}
+
+func (g *github) PullHead(_ context.Context, inst int64, owner, repo string, n int) (string, string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.asked = append(g.asked, fmt.Sprintf("head %d %s/%s#%d", inst, owner, repo, n))
+	h, ok := g.heads[n]
+	if !ok {
+		return "", "", fmt.Errorf("no pull request %d", n)
+	}
+	return h[0], h[1], nil
+}
+
+func setup(t *testing.T, b storetest.Backend, cfg intake.Config) *fixture {
+	t.Helper()
+	db := b.Open(t)
+	gh := &github{writers: map[string]bool{}, heads: map[int][2]string{}}
+	cfg.WebhookSecret = secret
+	cfg.DocsURL = "https://docs.example/quorum"
+	in, err := intake.New(cfg, db, gh, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := river.NewWorkers()
+	in.Register(rw)
+	// Kinds the intake inserts; their queues are not worked here, except
+	// webhook deliveries, which go out to the test's receivers.
+	river.AddWorker(rw, &pipeline.Worker{})
+	river.AddWorker(rw, &webhook.Worker{DB: db, AllowPrivate: true})
+	jobs, err := db.ConfigureJobs(store.JobsConfig{
+		Workers: rw, Work: true, Queues: map[string]int{intake.Queue: 1}, PollInterval: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, cancel := jobs.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	ctx, stop := context.WithCancel(context.Background())
+	if err := jobs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		cancel()
+		_ = jobs.Stop(context.Background())
+	})
+	srv := httptest.NewServer(in)
+	t.Cleanup(srv.Close)
+	return &fixture{db: db, srv: srv, gh: gh, jobs: events}
+}
+
+// example reads a payload of @octokit/webhooks-examples, changed by edit
+// when given.
+func example(t *testing.T, file string, edit func(m map[string]any)) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit == nil {
+		return raw
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sign(body []byte, key string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// post sends a delivery signed with the App's secret.
+func (f *fixture) post(t *testing.T, name, delivery string, body []byte) *http.Response {
+	t.Helper()
+	return f.postSigned(t, name, delivery, body, sign(body, secret))
+}
+
+func (f *fixture) postSigned(t *testing.T, name, delivery string, body []byte, sig string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+intake.Path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", name)
+	if delivery == "" {
+		delivery = fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", f.seq.Add(1))
+	}
+	req.Header.Set("X-GitHub-Delivery", delivery)
+	if sig != "" {
+		req.Header.Set("X-Hub-Signature-256", sig)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// deliver posts a delivery, expects it queued, and waits until its job is
+// done.
+func (f *fixture) deliver(t *testing.T, name string, body []byte) {
+	t.Helper()
+	res := f.post(t, name, "", body)
+	if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "queued" {
+		t.Fatalf("%s: %d %q, want 202 queued", name, res.StatusCode, got)
+	}
+	f.waitIntake(t)
+}
+
+// waitIntake waits for the next intake job to finish and fails the test
+// when it failed.
+func (f *fixture) waitIntake(t *testing.T) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-f.jobs:
+			if ev.Job.Kind != (intake.DeliveryArgs{}).Kind() {
+				continue
+			}
+			if ev.Kind != river.EventKindJobCompleted {
+				t.Fatalf("intake job %s: %v", ev.Kind, ev.Job.Errors)
+			}
+			return
+		case <-deadline:
+			t.Fatal("intake job not done within 30s")
+		}
+	}
+}
+
+func status(t *testing.T, res *http.Response) string {
+	t.Helper()
+	var body struct{ Status string }
+	raw, _ := io.ReadAll(res.Body)
+	_ = json.Unmarshal(raw, &body)
+	return body.Status
+}
+
+func count(t *testing.T, db *store.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Reader().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// reviewJobs lists the queued review jobs' arguments, oldest first, with
+// the rerun key when there is one.
+func reviewJobs(t *testing.T, db *store.DB) []map[string]any {
+	t.Helper()
+	query := `SELECT args::text FROM river_job WHERE kind = 'review.run' ORDER BY id`
+	if db.Dialect() == store.SQLite {
+		query = `SELECT json(args) FROM river_job WHERE kind = 'review.run' ORDER BY id` // River stores JSONB there
+	}
+	rows, err := db.Reader().Query(context.Background(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []map[string]any
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func newestHead(t *testing.T, db *store.DB, owner, repo string, pr int) string {
+	t.Helper()
+	var head string
+	err := db.Reader().QueryRow(context.Background(), `SELECT p.head_sha FROM pull_requests p JOIN repositories r ON r.id = p.repository_id
+WHERE r.owner = $1 AND r.name = $2 AND p.pr_number = $3`, owner, repo, pr).Scan(&head)
+	if err != nil {
+		t.Fatalf("newest head of %s/%s#%d: %v", owner, repo, pr, err)
+	}
+	return head
+}
+
+func installationEvents(t *testing.T, db *store.DB, login string) []intake.InstallationData {
+	t.Helper()
+	ctx := context.Background()
+	acct, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := event.List(ctx, db.Reader(), acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []intake.InstallationData
+	for _, e := range evs {
+		var d intake.InstallationData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if e.Name == event.InstallationDeleted {
+			d.Platform = "deleted:" + d.Platform // tells the two apart in comparisons
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func repos(rs ...string) []intake.RepoData {
+	out := []intake.RepoData{}
+	for _, r := range rs {
+		owner, name, _ := strings.Cut(r, "/")
+		out = append(out, intake.RepoData{Owner: owner, Repo: name})
+	}
+	return out
+}
+
+func TestInstallationLifecycle(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		ctx := context.Background()
+
+		// installation.created (integer timestamps): account, installation
+		// and its repository appear, and installation.created is recorded.
+		f.deliver(t, "installation", example(t, "installation.created.json", nil))
+		inst, err := account.FindInstallation(ctx, f.db.Reader(), account.PlatformGitHub, 957387)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inst.Suspended || inst.Deleted {
+			t.Errorf("new installation %+v is suspended or deleted", inst)
+		}
+		held, err := account.InstallationRepositories(ctx, f.db.Reader(), inst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(held) != 1 || held[0].Owner != "Codertocat" || held[0].Name != "Hello-World" {
+			t.Errorf("installation holds %+v, want Codertocat/Hello-World", held)
+		}
+		created := intake.InstallationData{InstallationID: 957387, Platform: "github",
+			Account: intake.AccountData{Login: "Codertocat", Type: "User"}, Repositories: repos("Codertocat/Hello-World")}
+		if got := installationEvents(t, f.db, "Codertocat"); len(got) != 1 || !equal(got[0], created) {
+			t.Fatalf("events after installation created: %+v, want %+v", got, created)
+		}
+
+		// A customer endpoint: the next events go out to it.
+		received := make(chan map[string]any, 10)
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var env map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&env)
+			received <- env
+		}))
+		t.Cleanup(receiver.Close)
+		acct, err := account.Find(ctx, f.db.Reader(), account.PlatformGitHub, "Codertocat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := webhook.Create(ctx, f.db.Writer(), acct.ID, receiver.URL, nil, "", "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+
+		// installation_repositories added: the new repository is an install.
+		f.deliver(t, "installation_repositories", example(t, "installation_repositories.added.json", nil))
+		added := created
+		added.Repositories = repos("Codertocat/Space")
+		if got := installationEvents(t, f.db, "Codertocat"); len(got) != 2 || !equal(got[1], added) {
+			t.Fatalf("events after repositories added: %+v, want last %+v", got, added)
+		}
+		select {
+		case env := <-received:
+			data, _ := json.Marshal(env["data"])
+			if env["event"] != event.InstallationCreated || !strings.Contains(string(data), `"repositories":[{"owner":"Codertocat","repo":"Space"}]`) {
+				t.Errorf("endpoint received %v", env)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("installation.created not delivered to the endpoint within 30s")
+		}
+
+		// installation_repositories removed (the example's installation
+		// made ours): an uninstall from that repository.
+		f.deliver(t, "installation_repositories", example(t, "installation_repositories.removed.json", func(m map[string]any) {
+			m["installation"] = installationOf(t, "installation.created.json")
+			m["repositories_removed"] = []any{map[string]any{"id": 186853007, "name": "Space", "full_name": "Codertocat/Space"}}
+		}))
+		removed := created
+		removed.Platform = "deleted:github"
+		removed.Repositories = repos("Codertocat/Space")
+		if got := installationEvents(t, f.db, "Codertocat"); len(got) != 3 || !equal(got[2], removed) {
+			t.Fatalf("events after repositories removed: %+v, want last %+v", got, removed)
+		}
+
+		// installation deleted: the installation and its repositories go,
+		// and installation.deleted lists what it held.
+		f.deliver(t, "installation", example(t, "installation.deleted.json", func(m map[string]any) {
+			m["installation"] = installationOf(t, "installation.created.json")
+		}))
+		deleted := created
+		deleted.Platform = "deleted:github"
+		if got := installationEvents(t, f.db, "Codertocat"); len(got) != 4 || !equal(got[3], deleted) {
+			t.Fatalf("events after installation deleted: %+v, want last %+v", got, deleted)
+		}
+		inst, err = account.FindInstallation(ctx, f.db.Reader(), account.PlatformGitHub, 957387)
+		if err != nil || !inst.Deleted {
+			t.Errorf("after deleted: %+v, %v; want deleted", inst, err)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM repositories WHERE removed_at IS NULL`); n != 0 {
+			t.Errorf("%d repositories still held after the installation was deleted", n)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM webhook_deliveries WHERE account_id = $1`, acct.ID); n != 3 {
+			t.Errorf("%d webhook deliveries, want 3 (one per event after the endpoint was registered)", n)
+		}
+		// Every handled delivery's payload is dropped.
+		if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries WHERE payload IS NOT NULL OR handled_at IS NULL`); n != 0 {
+			t.Errorf("%d deliveries still hold their payload", n)
+		}
+	})
+}
+
+func installationOf(t *testing.T, file string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(example(t, file, nil), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m["installation"]
+}
+
+func equal(a, b intake.InstallationData) bool {
+	return a.InstallationID == b.InstallationID && a.Platform == b.Platform && a.Account == b.Account && slices.Equal(a.Repositories, b.Repositories)
+}
+
+func TestSuspendUnsuspend(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		ctx := context.Background()
+		// RFC 3339 timestamps with an offset and fractions of a second.
+		f.deliver(t, "installation", example(t, "installation.suspend.json", nil))
+		inst, err := account.FindInstallation(ctx, f.db.Reader(), account.PlatformGitHub, 16598467)
+		if err != nil || !inst.Suspended {
+			t.Fatalf("after suspend: %+v, %v; want suspended", inst, err)
+		}
+		// A pull request of a suspended installation is not reviewed.
+		f.deliver(t, "pull_request", example(t, "pull_request.opened.json", func(m map[string]any) {
+			m["installation"] = map[string]any{"id": 16598467}
+		}))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 0 {
+			t.Errorf("review queued for a suspended installation: %v", jobs)
+		}
+		f.deliver(t, "installation", example(t, "installation.unsuspend.json", nil))
+		inst, err = account.FindInstallation(ctx, f.db.Reader(), account.PlatformGitHub, 16598467)
+		if err != nil || inst.Suspended {
+			t.Fatalf("after unsuspend: %+v, %v; want current", inst, err)
+		}
+		// Suspending announces nothing.
+		if n := count(t, f.db, `SELECT COUNT(*) FROM events`); n != 0 {
+			t.Errorf("%d events after suspend and unsuspend, want 0", n)
+		}
+	})
+}
+
+const (
+	head1 = "ec26c3e57ca3a959ca5aad62de7213c562f8c821" // the examples' head
+	base1 = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+	head2 = "2d3a8ba4f2f1c5a0e2f6a6f1b9bd6b0c8f7e1a22"
+)
+
+func withHead(sha string) func(m map[string]any) {
+	return func(m map[string]any) {
+		m["pull_request"].(map[string]any)["head"].(map[string]any)["sha"] = sha
+	}
+}
+
+func TestPullRequestQueuesReviews(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+
+		// opened: a review of its head, for the installation it came from.
+		f.deliver(t, "pull_request", example(t, "pull_request.opened.json", nil))
+		jobs := reviewJobs(t, f.db)
+		if len(jobs) != 1 {
+			t.Fatalf("%d review jobs after opened, want 1", len(jobs))
+		}
+		j := jobs[0]
+		if j["owner"] != "Codertocat" || j["repo"] != "Hello-World" || j["pr"] != 2.0 || j["head"] != head1 ||
+			j["base"] != base1 || j["source"] != "github" || j["location"] != "1" || j["account_id"] == "" || j["repository_id"] == "" {
+			t.Errorf("review job %v", j)
+		}
+		if got := newestHead(t, f.db, "Codertocat", "Hello-World", 2); got != head1 {
+			t.Errorf("newest head %q, want %q", got, head1)
+		}
+
+		// Events the intake does not act on: 202, nothing stored.
+		res := f.post(t, "pull_request", "", example(t, "pull_request.labeled.json", nil))
+		if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
+			t.Errorf("labeled: %d %q, want 202 ignored", res.StatusCode, got)
+		}
+		res = f.post(t, "star", "", []byte(`{"action":"created"}`))
+		if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
+			t.Errorf("star: %d %q, want 202 ignored", res.StatusCode, got)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries`); n != 1 {
+			t.Errorf("%d deliveries stored, want only the opened one", n)
+		}
+
+		// synchronize: a newer head replaces the older as the one to review.
+		f.deliver(t, "pull_request", example(t, "pull_request.synchronize.json", withHead(head2)))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 2 || jobs[1]["head"] != head2 {
+			t.Fatalf("review jobs after synchronize: %v", jobs)
+		}
+		if got := newestHead(t, f.db, "Codertocat", "Hello-World", 2); got != head2 {
+			t.Errorf("newest head %q after synchronize, want %q", got, head2)
+		}
+
+		// closed: no head is current any more, so every queued review is
+		// superseded.
+		f.deliver(t, "pull_request", example(t, "pull_request.closed.json", withHead(head2)))
+		if got := newestHead(t, f.db, "Codertocat", "Hello-World", 2); got != "" {
+			t.Errorf("newest head %q after closed, want none", got)
+		}
+		// reopened: its head is current again.
+		f.deliver(t, "pull_request", example(t, "pull_request.reopened.json", withHead(head2)))
+		if got := newestHead(t, f.db, "Codertocat", "Hello-World", 2); got != head2 {
+			t.Errorf("newest head %q after reopened, want %q", got, head2)
+		}
+	})
+}
+
+func TestDrafts(t *testing.T) {
+	t.Parallel()
+	asDraft := func(m map[string]any) {
+		m["action"] = "opened"
+		m["pull_request"].(map[string]any)["draft"] = true
+	}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		f.deliver(t, "pull_request", example(t, "pull_request.converted_to_draft.json", asDraft))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 0 {
+			t.Fatalf("draft reviewed: %v", jobs)
+		}
+		f.deliver(t, "pull_request", example(t, "pull_request.ready_for_review.json", nil))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 1 || jobs[0]["head"] != head1 {
+			t.Fatalf("review jobs after ready_for_review: %v", jobs)
+		}
+
+		drafts := setup(t, b, intake.Config{ReviewDrafts: true})
+		drafts.deliver(t, "pull_request", example(t, "pull_request.converted_to_draft.json", asDraft))
+		if jobs := reviewJobs(t, drafts.db); len(jobs) != 1 {
+			t.Fatalf("with ReviewDrafts a draft gets %d reviews, want 1", len(jobs))
+		}
+	})
+}
+
+func TestRedeliveryIsANoOp(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		const id = "d3b07384-d9a0-4c9b-8f7e-2b1f6c3a9e10"
+		body := example(t, "installation.created.json", nil)
+		res := f.post(t, "installation", id, body)
+		if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "queued" {
+			t.Fatalf("first delivery: %d %q", res.StatusCode, got)
+		}
+		f.waitIntake(t)
+		res = f.post(t, "installation", id, body)
+		if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "duplicate" {
+			t.Fatalf("redelivery: %d %q, want 202 duplicate", res.StatusCode, got)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM river_job WHERE kind = 'github.delivery'`); n != 1 {
+			t.Errorf("%d intake jobs, want 1", n)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM events`); n != 1 {
+			t.Errorf("%d events, want 1", n)
+		}
+
+		// A pull request redelivered (same delivery id, GitHub's
+		// "Redeliver") queues one review.
+		const pr = "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+		body = example(t, "pull_request.opened.json", nil)
+		f.post(t, "pull_request", pr, body)
+		f.waitIntake(t)
+		if got := status(t, f.post(t, "pull_request", pr, body)); got != "duplicate" {
+			t.Errorf("pull request redelivery: %q, want duplicate", got)
+		}
+		if jobs := reviewJobs(t, f.db); len(jobs) != 1 {
+			t.Errorf("%d review jobs after a redelivery, want 1", len(jobs))
+		}
+	})
+}
+
+func TestSignature(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		body := example(t, "pull_request.opened.json", nil)
+		sha1 := hmac.New(sha256.New, []byte(secret)) // right key, wrong header form
+		sha1.Write(body)
+		for name, sig := range map[string]string{
+			"missing":     "",
+			"wrong key":   sign(body, "not the secret"),
+			"other body":  sign(append(bytes.Clone(body), ' '), secret),
+			"no prefix":   hex.EncodeToString(sha1.Sum(nil)),
+			"sha1 prefix": "sha1=" + hex.EncodeToString(sha1.Sum(nil)),
+			"not hex":     "sha256=zz",
+		} {
+			res := f.postSigned(t, "pull_request", "", body, sig)
+			raw, _ := io.ReadAll(res.Body)
+			if res.StatusCode != http.StatusUnauthorized || res.Header.Get("Content-Type") != "application/problem+json" ||
+				!strings.Contains(string(raw), `"type":"https://docs.example/quorum/api/errors#unauthorized"`) {
+				t.Errorf("%s signature: %d %s %s, want 401 problem+json", name, res.StatusCode, res.Header.Get("Content-Type"), raw)
+			}
+		}
+		for _, table := range []string{"github_deliveries", "river_job", "accounts", "repositories", "pull_requests", "events"} {
+			if n := count(t, f.db, `SELECT COUNT(*) FROM `+table); n != 0 {
+				t.Errorf("%d rows in %s after badly signed deliveries, want 0", n, table)
+			}
+		}
+		// The same body, signed right, is taken.
+		f.deliver(t, "pull_request", body)
+	})
+}
+
+func TestPingAndLimits(t *testing.T) {
+	t.Parallel()
+	f := setup(t, storetest.Backends()[0], intake.Config{})
+	res := f.post(t, "ping", "", example(t, "ping.json", nil))
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("ping: %d, want 200", res.StatusCode)
+	}
+	// A ping must be signed too.
+	if res := f.postSigned(t, "ping", "", example(t, "ping.json", nil), sign([]byte("x"), secret)); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("badly signed ping: %d, want 401", res.StatusCode)
+	}
+
+	// Over 25 MiB: 413, with a length given or streamed without one.
+	big := make([]byte, intake.MaxBody+1)
+	if res := f.post(t, "pull_request", "", big); res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("%d-byte body: %d, want 413", len(big), res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+intake.Path, io.MultiReader(bytes.NewReader(big)))
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	req.Header.Set("X-GitHub-Delivery", "streamed")
+	req.Header.Set("X-Hub-Signature-256", sign(big, secret))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("streamed %d-byte body: %d %s, want 413 problem+json", len(big), res.StatusCode, res.Header.Get("Content-Type"))
+	}
+
+	// Only POST.
+	res, err = http.Get(f.srv.URL + intake.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "POST" {
+		t.Errorf("GET: %d Allow %q, want 405 Allow POST", res.StatusCode, res.Header.Get("Allow"))
+	}
+	if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries`); n != 0 {
+		t.Errorf("%d deliveries stored", n)
+	}
+}
+
+// comment makes the example issue comment a comment on pull request 2 by
+// login, with body.
+func comment(t *testing.T, id int, login, body string) []byte {
+	return example(t, "issue_comment.created.json", func(m map[string]any) {
+		issue := m["issue"].(map[string]any)
+		issue["number"] = 2
+		issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2"}
+		c := m["comment"].(map[string]any)
+		c["id"] = id
+		c["body"] = body
+		c["user"].(map[string]any)["login"] = login
+	})
+}
+
+func TestCommentAsksForAReview(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{BotName: "reviewbot"})
+		f.gh.writers["Codertocat"] = true
+		f.gh.heads[2] = [2]string{head2, base1}
+
+		// Reviewed once already when opened.
+		f.deliver(t, "pull_request", example(t, "pull_request.synchronize.json", withHead(head2)))
+
+		// Not a request, or not from someone who may write: nothing.
+		f.deliver(t, "issue_comment", comment(t, 10, "Codertocat", "@quorum review")) // not our name
+		f.deliver(t, "issue_comment", comment(t, 11, "Codertocat", "email me at x@reviewbot review"))
+		f.deliver(t, "issue_comment", comment(t, 12, "drive-by", "@reviewbot review"))
+		f.deliver(t, "issue_comment", example(t, "issue_comment.created.json", func(m map[string]any) {
+			m["comment"].(map[string]any)["body"] = "@reviewbot review" // on an issue, not a pull request
+		}))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 1 {
+			t.Fatalf("%d review jobs, want just the first", len(jobs))
+		}
+		if !slices.Contains(f.gh.asked, "write 1 Codertocat/Hello-World drive-by") {
+			t.Errorf("GitHub was asked %v; want the drive-by commenter's permission", f.gh.asked)
+		}
+
+		// A writer asks: the current head is reviewed again.
+		f.deliver(t, "issue_comment", comment(t, 13, "Codertocat", "Pushed a fix.\n\n@ReviewBot review please"))
+		jobs := reviewJobs(t, f.db)
+		if len(jobs) != 2 || jobs[1]["head"] != head2 || jobs[1]["base"] != base1 || jobs[1]["pr"] != 2.0 || jobs[1]["location"] != "1" {
+			t.Fatalf("review jobs after the request: %v", jobs)
+		}
+		// Each request is one more run, even of the same head.
+		f.deliver(t, "issue_comment", comment(t, 14, "Codertocat", "@reviewbot[bot] review"))
+		if jobs := reviewJobs(t, f.db); len(jobs) != 3 {
+			t.Fatalf("%d review jobs after a second request, want 3", len(jobs))
+		}
+		if got := newestHead(t, f.db, "Codertocat", "Hello-World", 2); got != head2 {
+			t.Errorf("newest head %q, want %q", got, head2)
+		}
+	})
+}

@@ -1,0 +1,344 @@
+package intake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v88/github"
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// Queue is the River queue of intake jobs. One worker per process works
+// it, so a pull request's events are handled in the order they arrived.
+const Queue = "github_intake"
+
+// Source is the pipeline.Worker source of GitHub changes: ReviewArgs of
+// this source carry the installation id, in decimal, as their Location.
+const Source = "github"
+
+// DeliveryArgs is the job that handles one stored webhook delivery.
+type DeliveryArgs struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+// Kind names the job.
+func (DeliveryArgs) Kind() string { return "github.delivery" }
+
+// InsertOpts puts the job on Queue. A GitHub call that fails is retried
+// with River's backoff, for about a day.
+func (DeliveryArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: 15}
+}
+
+type worker struct {
+	river.WorkerDefaults[DeliveryArgs]
+	in *Intake
+}
+
+// Work handles the delivery and drops its payload, in one transaction with
+// what it changes.
+func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
+	in := wk.in
+	var name string
+	var payload sql.NullString
+	err := in.db.Writer().QueryRow(ctx, `SELECT event, payload FROM github_deliveries WHERE delivery_id = $1`,
+		job.Args.DeliveryID).Scan(&name, &payload)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !payload.Valid) {
+		return nil // handled already
+	}
+	if err != nil {
+		return fmt.Errorf("load delivery %s: %w", job.Args.DeliveryID, err)
+	}
+	act, err := in.plan(ctx, name, []byte(payload.String))
+	if err != nil {
+		return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
+	}
+	now := in.now()
+	return in.db.InTx(ctx, func(tx store.Tx) error {
+		if act != nil {
+			if err := act(ctx, tx, now); err != nil {
+				return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE github_deliveries SET payload = NULL, handled_at = $1 WHERE delivery_id = $2`,
+			store.Micros(now), job.Args.DeliveryID)
+		return err
+	})
+}
+
+// action is what a delivery changes, run in the transaction that marks it
+// handled.
+type action func(ctx context.Context, tx store.Tx, now time.Time) error
+
+// plan decodes a delivery and asks GitHub what it must know (outside any
+// transaction), and returns what to change, or nil for nothing.
+func (in *Intake) plan(ctx context.Context, name string, payload []byte) (action, error) {
+	ev, err := github.ParseWebHook(name, payload)
+	if err != nil {
+		return nil, fmt.Errorf("decode payload: %w", err)
+	}
+	switch e := ev.(type) {
+	case *github.InstallationEvent:
+		return in.installation(e), nil
+	case *github.InstallationRepositoriesEvent:
+		return in.installationRepositories(e), nil
+	case *github.PullRequestEvent:
+		return in.pullRequest(e), nil
+	case *github.IssueCommentEvent:
+		return in.issueComment(ctx, e)
+	}
+	return nil, nil
+}
+
+func (in *Intake) installation(e *github.InstallationEvent) action {
+	inst := e.GetInstallation()
+	return func(ctx context.Context, tx store.Tx, now time.Time) error {
+		acct, err := account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
+		if err != nil {
+			return err
+		}
+		switch e.GetAction() {
+		case "created":
+			repos := refs(e.Repositories)
+			if _, err := account.Install(ctx, tx, acct, inst.GetID(), repos, now); err != nil {
+				return err
+			}
+			return record(ctx, tx, now, event.InstallationCreated, acct, inst.GetID(), repos)
+		case "deleted":
+			known, err := account.EnsureInstallation(ctx, tx, acct, inst.GetID(), now)
+			if err != nil {
+				return err
+			}
+			held, err := account.Uninstall(ctx, tx, known, now)
+			if err != nil {
+				return err
+			}
+			repos := refs(e.Repositories)
+			if len(held) > 0 {
+				repos = repoRefs(held)
+			}
+			return record(ctx, tx, now, event.InstallationDeleted, acct, inst.GetID(), repos)
+		case "suspend", "unsuspend":
+			known, err := account.EnsureInstallation(ctx, tx, acct, inst.GetID(), now)
+			if err != nil {
+				return err
+			}
+			return account.Suspend(ctx, tx, known, e.GetAction() == "suspend", now)
+		}
+		return nil
+	}
+}
+
+// installationRepositories follows repositories given to or taken from an
+// installation; for the customer they are installs on, or uninstalls from,
+// those repositories, so they are announced as installation.created and
+// installation.deleted listing them.
+func (in *Intake) installationRepositories(e *github.InstallationRepositoriesEvent) action {
+	inst := e.GetInstallation()
+	return func(ctx context.Context, tx store.Tx, now time.Time) error {
+		acct, err := account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
+		if err != nil {
+			return err
+		}
+		known, err := account.EnsureInstallation(ctx, tx, acct, inst.GetID(), now)
+		if err != nil {
+			return err
+		}
+		switch e.GetAction() {
+		case "added":
+			added, err := account.AddRepositories(ctx, tx, known, refs(e.RepositoriesAdded), now)
+			if err != nil || len(added) == 0 {
+				return err
+			}
+			return record(ctx, tx, now, event.InstallationCreated, acct, inst.GetID(), repoRefs(added))
+		case "removed":
+			removed, err := account.RemoveRepositories(ctx, tx, known, refs(e.RepositoriesRemoved), now)
+			if err != nil || len(removed) == 0 {
+				return err
+			}
+			return record(ctx, tx, now, event.InstallationDeleted, acct, inst.GetID(), repoRefs(removed))
+		}
+		return nil
+	}
+}
+
+func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
+	pr := e.GetPullRequest()
+	instID := e.GetInstallation().GetID()
+	switch e.GetAction() {
+	case "closed":
+		return func(ctx context.Context, tx store.Tx, now time.Time) error {
+			_, repo, err := in.repository(ctx, tx, instID, e.GetRepo(), now)
+			if err != nil || repo.ID == "" {
+				return err
+			}
+			return pipeline.Close(ctx, tx, repo.ID, e.GetNumber(), now)
+		}
+	case "opened", "reopened", "synchronize", "ready_for_review":
+		if pr.GetDraft() && !in.cfg.ReviewDrafts {
+			in.log.Debug("draft pull request not reviewed", "repo", e.GetRepo().GetFullName(), "pr", e.GetNumber())
+			return nil
+		}
+		return func(ctx context.Context, tx store.Tx, now time.Time) error {
+			inst, repo, err := in.repository(ctx, tx, instID, e.GetRepo(), now)
+			if err != nil || repo.ID == "" {
+				return err
+			}
+			return pipeline.Enqueue(ctx, tx, reviewArgs(inst, repo, e.GetNumber(), pr.GetHead().GetSHA(), pr.GetBase().GetSHA()), now)
+		}
+	}
+	return nil
+}
+
+// issueComment re-runs the review of the pull request's current head when
+// a comment asks "@<bot> review" and its author may push to the
+// repository.
+func (in *Intake) issueComment(ctx context.Context, e *github.IssueCommentEvent) (action, error) {
+	c := e.GetComment()
+	if !e.GetIssue().IsPullRequest() || !in.mention(c.GetBody()) || c.GetUser().GetType() == "Bot" {
+		return nil, nil
+	}
+	instID, owner, name, number := e.GetInstallation().GetID(), e.GetRepo().GetOwner().GetLogin(), e.GetRepo().GetName(), e.GetIssue().GetNumber()
+	login := c.GetUser().GetLogin()
+	ok, err := in.gh.CanWrite(ctx, instID, owner, name, login)
+	if err != nil {
+		return nil, fmt.Errorf("permission of %s on %s/%s: %w", login, owner, name, err)
+	}
+	if !ok {
+		in.log.Info("review request ignored: commenter cannot write", "repo", owner+"/"+name, "pr", number, "login", login)
+		return nil, nil
+	}
+	head, base, err := in.gh.PullHead(ctx, instID, owner, name, number)
+	if err != nil {
+		return nil, fmt.Errorf("head of %s/%s#%d: %w", owner, name, number, err)
+	}
+	return func(ctx context.Context, tx store.Tx, now time.Time) error {
+		inst, repo, err := in.repository(ctx, tx, instID, e.GetRepo(), now)
+		if err != nil || repo.ID == "" {
+			return err
+		}
+		key := "comment:" + strconv.FormatInt(c.GetID(), 10)
+		return pipeline.Rerun(ctx, tx, reviewArgs(inst, repo, number, head, base), key, now)
+	}, nil
+}
+
+// repository returns the installation and the repository an event is
+// about, recording them when an installation event was missed; the
+// repository is empty when the installation is suspended or deleted.
+func (in *Intake) repository(ctx context.Context, tx store.Tx, instID int64, r *github.Repository, now time.Time) (account.Installation, account.Repository, error) {
+	inst, err := account.FindInstallation(ctx, tx, account.PlatformGitHub, instID)
+	if errors.Is(err, account.ErrNotFound) {
+		var acct account.Account
+		acct, err = account.Ensure(ctx, tx, account.PlatformGitHub, r.GetOwner().GetLogin(), r.GetOwner().GetType())
+		if err != nil {
+			return inst, account.Repository{}, err
+		}
+		inst, err = account.EnsureInstallation(ctx, tx, acct, instID, now)
+	}
+	if err != nil {
+		return inst, account.Repository{}, err
+	}
+	if inst.Suspended || inst.Deleted {
+		in.log.Info("event of a suspended or deleted installation ignored", "installation", instID, "repo", r.GetFullName())
+		return inst, account.Repository{}, nil
+	}
+	repos, err := account.AddRepositories(ctx, tx, inst, []account.RepoRef{{Owner: r.GetOwner().GetLogin(), Name: r.GetName(), ExternalID: r.GetID()}}, now)
+	if err != nil {
+		return inst, account.Repository{}, err
+	}
+	return inst, repos[0], nil
+}
+
+func reviewArgs(inst account.Installation, repo account.Repository, number int, head, base string) pipeline.ReviewArgs {
+	return pipeline.ReviewArgs{
+		AccountID:    inst.AccountID,
+		RepositoryID: repo.ID,
+		Owner:        repo.Owner,
+		Repo:         repo.Name,
+		PR:           number,
+		Head:         head,
+		Base:         base,
+		Source:       Source,
+		Location:     strconv.FormatInt(inst.ExternalID, 10),
+	}
+}
+
+// InstallationData is the data of installation.created and
+// installation.deleted (DESIGN.md §2). InstallationID is GitHub's
+// installation id.
+type InstallationData struct {
+	InstallationID int64       `json:"installation_id"`
+	Platform       string      `json:"platform"`
+	Account        AccountData `json:"account"`
+	Repositories   []RepoData  `json:"repositories"`
+}
+
+// AccountData is the account an installation belongs to.
+type AccountData struct {
+	Login string `json:"login"`
+	Type  string `json:"type"`
+}
+
+// RepoData is one repository of an installation event.
+type RepoData struct {
+	Owner string `json:"owner"`
+	Repo  string `json:"repo"`
+}
+
+func record(ctx context.Context, tx store.Tx, now time.Time, name string, acct account.Account, instID int64, repos []account.RepoRef) error {
+	data := InstallationData{
+		InstallationID: instID,
+		Platform:       account.PlatformGitHub,
+		Account:        AccountData{Login: acct.Login, Type: acct.Type},
+		Repositories:   make([]RepoData, 0, len(repos)),
+	}
+	for _, r := range repos {
+		data.Repositories = append(data.Repositories, RepoData{Owner: r.Owner, Repo: r.Name})
+	}
+	_, err := event.RecordAt(ctx, tx, now, acct.ID, name, data)
+	return err
+}
+
+// refs turns an event's repositories into references; installation events
+// give only full_name for the owner.
+func refs(rs []*github.Repository) []account.RepoRef {
+	out := make([]account.RepoRef, 0, len(rs))
+	for _, r := range rs {
+		owner, name, ok := strings.Cut(r.GetFullName(), "/")
+		if !ok {
+			owner, name = r.GetOwner().GetLogin(), r.GetName()
+		}
+		if owner == "" || name == "" {
+			continue
+		}
+		out = append(out, account.RepoRef{Owner: owner, Name: name, ExternalID: r.GetID()})
+	}
+	return out
+}
+
+func repoRefs(rs []account.Repository) []account.RepoRef {
+	out := make([]account.RepoRef, len(rs))
+	for i, r := range rs {
+		out[i] = account.RepoRef{Owner: r.Owner, Name: r.Name}
+	}
+	return out
+}
+
+// mentionMatcher reports whether a comment asks the bot for a review:
+// "@quorum review" (or "@quorum[bot] review"), any case, anywhere in the
+// comment but not inside a longer word or name.
+func mentionMatcher(bot string) func(string) bool {
+	re := regexp.MustCompile(`(?i)(?:^|[^\w@/-])@` + regexp.QuoteMeta(bot) + `(?:\[bot\])?[ \t]+review\b`)
+	return re.MatchString
+}
