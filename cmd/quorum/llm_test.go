@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
@@ -42,10 +41,10 @@ type chatDouble struct {
 
 // chatSeen is one request the double received.
 type chatSeen struct {
-	Path, Auth   string
-	Body         map[string]any
-	System, User string
-	Specialist   string
+	Path, Auth, APIKey string
+	Body               map[string]any
+	System, User       string
+	Specialist         string
 }
 
 var reviewerRe = regexp.MustCompile(`^You are the (\w+) reviewer`)
@@ -68,7 +67,7 @@ func (d *chatDouble) requests() []chatSeen {
 
 func (d *chatDouble) serve(w http.ResponseWriter, r *http.Request) {
 	data, _ := io.ReadAll(r.Body)
-	s := chatSeen{Path: r.URL.Path, Auth: r.Header.Get("Authorization")}
+	s := chatSeen{Path: r.URL.Path, Auth: r.Header.Get("Authorization"), APIKey: r.Header.Get("api-key")}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "no such endpoint")
 		return
@@ -442,95 +441,58 @@ func TestReviewLLMHelp(t *testing.T) {
 	}
 }
 
-// stubSpecialist returns fixed findings or an error.
-type stubSpecialist struct {
-	name     string
-	findings []specialist.Finding
-	err      error
-	panics   bool
-	// blocks until the context is done.
-	blocks bool
-}
-
-func (s stubSpecialist) Name() string { return s.name }
-
-func (s stubSpecialist) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	if s.panics {
-		panic("boom")
-	}
-	if s.blocks {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return s.findings, s.err
-}
-
-// TestAlsoSpecialist: the combinator fails only when both engines fail,
-// and notes the failure of one.
-func TestAlsoSpecialist(t *testing.T) {
+// TestServeLLM: serve's review worker uses the LLM engine as review does,
+// with the key from the named variable and the key header the flag names;
+// an engine that fails is an engine problem in the stored summary, not a
+// lost review.
+func TestServeLLM(t *testing.T) {
 	t.Parallel()
-	fb := specialist.Finding{Rule: "builtin:x", Headline: "b"}
-	fl := specialist.Finding{Rule: "llm:security", Headline: "l"}
-	errB, errL := fmt.Errorf("loader broke"), fmt.Errorf("HTTP 500")
-	for _, tc := range []struct {
-		name      string
-		b, l      stubSpecialist
-		wantRules []string
-		wantErr   string
-		wantNote  string
-	}{
-		{"both succeed", stubSpecialist{findings: []specialist.Finding{fb}}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"builtin:x", "llm:security"}, "", ""},
-		{"LLM fails", stubSpecialist{findings: []specialist.Finding{fb}}, stubSpecialist{err: errL}, []string{"builtin:x"}, "", "security: the LLM engine failed (HTTP 500)"},
-		{"built-in fails", stubSpecialist{err: errB}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"llm:security"}, "", "security: the built-in engine failed (loader broke)"},
-		{"built-in panics", stubSpecialist{panics: true}, stubSpecialist{findings: []specialist.Finding{fl}}, []string{"llm:security"}, "", "the built-in engine failed (panic: boom)"},
-		{"both fail", stubSpecialist{err: errB}, stubSpecialist{err: errL}, nil, "built-in engine: loader broke; LLM engine: HTTP 500", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.b.name, tc.l.name = "security", "security"
-			notes := &noteLog{}
-			var errb bytes.Buffer
-			a := &alsoSpecialist{builtin: tc.b, llm: tc.l, notes: notes, stderr: &errb}
-			fs, err := a.Review(context.Background(), &change.Change{})
-			var rules []string
-			for _, f := range fs {
-				rules = append(rules, f.Rule)
-			}
-			if !slices.Equal(rules, tc.wantRules) {
-				t.Errorf("rules %v, want %v", rules, tc.wantRules)
-			}
-			if (err == nil) != (tc.wantErr == "") || err != nil && err.Error() != tc.wantErr {
-				t.Errorf("err %v, want %q", err, tc.wantErr)
-			}
-			ns := notes.list()
-			if tc.wantNote == "" && len(ns) > 0 || tc.wantNote != "" && (len(ns) != 1 || !strings.Contains(ns[0], tc.wantNote)) {
-				t.Errorf("notes %q, want %q", ns, tc.wantNote)
-			}
-		})
+	dir := llmRepo(t)
+	d := newChatDouble(t, func(sp string) (int, string) {
+		switch sp {
+		case specialist.Security:
+			return 200, findingsAnswer("db/users.py", 4, "high", "security", "SQL query built by string concatenation")
+		case specialist.Logic:
+			return 500, "the server had an error"
+		}
+		return 200, noFindings
+	})
+	getenv := env("MY_LLM_KEY", llmKey)
+	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD~1"))
+	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	full := serveReview(t, getenv, dir, base, head, "--llm-base-url", d.baseURL(), "--llm-model", "test-model",
+		"--llm-api-key-env", "MY_LLM_KEY", "--llm-api-key-header", "api-key", "--llm-specialists", "security,logic")
+	found := false
+	for _, f := range full["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["specialist"] == "security" && f["path"] == "db/users.py" && f["line"] == float64(4) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no LLM security finding on db/users.py:4 in %v", full["findings"])
+	}
+	summary, _ := full["summary"].(string)
+	if !strings.Contains(summary, "Engine problems:\n- logic: the LLM engine failed") {
+		t.Errorf("summary does not name the LLM engine's failure for logic:\n%s", summary)
+	}
+	reqs := d.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests to the LLM, want security's and logic's", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.APIKey != llmKey || r.Auth != "" {
+			t.Errorf("request carries api-key %q and Authorization %q, want the key in api-key only", r.APIKey, r.Auth)
+		}
 	}
 }
 
-// TestAlsoSpecialistDeadline: an LLM engine that runs out of time does not
-// take the built-in engine's findings with it: the combinator returns
-// before the pipeline's time limit for the specialist.
-func TestAlsoSpecialistDeadline(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	notes := &noteLog{}
-	a := &alsoSpecialist{
-		builtin: stubSpecialist{name: "logic", findings: []specialist.Finding{{Rule: "go-vet:x"}}},
-		llm:     stubSpecialist{name: "logic", blocks: true},
-		notes:   notes, stderr: io.Discard,
+// gitOut runs git in dir and returns its output.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
 	}
-	fs, err := a.Review(ctx, &change.Change{})
-	if ctx.Err() != nil {
-		t.Fatalf("returned after the specialist's deadline")
-	}
-	if err != nil || len(fs) != 1 {
-		t.Fatalf("findings %v, err %v; want the built-in finding", fs, err)
-	}
-	if ns := notes.list(); len(ns) != 1 || !strings.Contains(ns[0], "logic: the LLM engine failed (timed out at the specialist's time limit") {
-		t.Errorf("notes %q", ns)
-	}
+	return string(out)
 }

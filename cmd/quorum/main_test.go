@@ -450,8 +450,27 @@ func TestServeWorksReviewJobs(t *testing.T) {
 	r.Write(map[string]string{"app.go": "package app\n\nimport \"fmt\"\n\nfunc Hello() string { return \"hi\" }\n\nfunc Greet(name string) string {\n\treturn fmt.Sprintf(\"hello %d\", name)\n}\n"})
 	head := r.Commit("head")
 
+	full := serveReview(t, env(), r.Dir, base, head)
+	// go vet's printf check finds %d with a string on the added line.
+	found := false
+	for _, f := range full["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["specialist"] == "logic" && f["path"] == "app.go" && f["line"] == float64(8) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no logic finding on app.go:8 in %v", full["findings"])
+	}
+}
+
+// serveReview starts quorum serve with getenv and args, enqueues a review
+// of repoDir's base..head as the GitHub intake does, and returns the stored
+// review as GET /v1/reviews/{id} shows it.
+func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head string, args ...string) map[string]any {
+	t.Helper()
 	dir := t.TempDir()
-	base_ := serve(t, env(), "--data-dir", dir)
+	base_ := serve(t, getenv, append([]string{"--data-dir", dir}, args...)...)
 	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -463,7 +482,7 @@ func TestServeWorksReviewJobs(t *testing.T) {
 	repo := storetest.Repo(t, db, "acme", "acme", "app")
 	err = db.InTx(context.Background(), func(tx store.Tx) error {
 		return pipeline.Enqueue(context.Background(), tx, pipeline.ReviewArgs{AccountID: repo.AccountID, RepositoryID: repo.ID,
-			Owner: "acme", Repo: "app", PR: 3, Base: base, Head: head, Source: "local", Location: r.Dir}, time.Now())
+			Owner: "acme", Repo: "app", PR: 3, Base: base, Head: head, Source: "local", Location: repoDir}, time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -484,22 +503,11 @@ func TestServeWorksReviewJobs(t *testing.T) {
 			if rev["head_sha"] != head {
 				t.Fatalf("reviewed head %v, want %s", rev["head_sha"], head)
 			}
-			// go vet's printf check finds %d with a string on the added line.
 			status, full := get(t, base_+"/v1/reviews/"+rev["id"].(string), tok)
 			if status != http.StatusOK {
 				t.Fatal(full)
 			}
-			found := false
-			for _, f := range full["findings"].([]any) {
-				f := f.(map[string]any)
-				if f["specialist"] == "logic" && f["path"] == "app.go" && f["line"] == float64(8) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no logic finding on app.go:8 in %v", full["findings"])
-			}
-			return
+			return full
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the enqueued review was not stored within 90 s")

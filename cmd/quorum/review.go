@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,9 +158,10 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return reviewFailure(err)
 	}
-	engineNotes := &noteLog{}
 	if llmSet != nil {
-		specs, missing, err = llmSet.wire(specs, missing, cfg, engineNotes, stderr)
+		llmSet.warn(cfg, stderr)
+		specs, missing, err = llmSet.wiring(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))).
+			Wire(specs, missing, llmInstructions(cfg))
 		if err != nil {
 			return reviewFailure(err)
 		}
@@ -183,12 +182,6 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	})
 	if err := ctx.Err(); err != nil {
 		return reviewFailure(fmt.Errorf("review interrupted: %w", err))
-	}
-	// A half of an "also" specialist that failed is said in the summary
-	// (pipeline.Options.Notes is fixed before the specialists run, so the
-	// section is added here, before the review is saved or printed).
-	if ns := engineNotes.list(); len(ns) > 0 {
-		res.Review.Summary += "\n\nEngine problems:\n- " + strings.Join(ns, "\n- ")
 	}
 	if saver != nil {
 		if err := saver(res); err != nil {
@@ -269,6 +262,9 @@ func progressPrinter(w io.Writer) func(pipeline.Progress) {
 			fmt.Fprintf(w, "quorum: %-11s started\n", p.Specialist)
 		case pipeline.StageFinished:
 			fmt.Fprintf(w, "quorum: %-11s finished in %s, %s\n", p.Specialist, p.Duration.Round(time.Millisecond), plural(p.Findings, "finding"))
+			for _, n := range p.Notes {
+				fmt.Fprintf(w, "quorum: %-11s %s\n", p.Specialist, n)
+			}
 		case pipeline.StageFailed:
 			why, _, _ := strings.Cut(p.Err.Error(), "\n")
 			fmt.Fprintf(w, "quorum: %-11s failed after %s: %s\n", p.Specialist, p.Duration.Round(time.Millisecond), why)
@@ -561,282 +557,13 @@ func sarifFixOf(ctx context.Context, ch *change.Change, filePath, patch string) 
 	}, true
 }
 
-// LLM engine modes: what --llm-mode does to a specialist the LLM serves.
-const (
-	// llmModeAlso runs the LLM engine beside the built-in one, as one
-	// specialist (see alsoSpecialist).
-	llmModeAlso = "also"
-	// llmModeInstead replaces the built-in engine with the LLM engine.
-	llmModeInstead = "instead"
-)
-
-// llmFlags are the flags of the LLM engine.
-type llmFlags struct {
-	baseURL, model, keyEnv, specialists, mode, responseFormat, maxTokensField *string
-	timeout                                                                   *time.Duration
-}
-
-func addLLMFlags(c *command) *llmFlags {
-	return &llmFlags{
-		baseURL: c.String("llm-base-url", "QUORUM_LLM_BASE_URL", "",
-			"base URL of an OpenAI-compatible chat-completions API (quorum posts to {base}/chat/completions), e.g. https://api.openai.com/v1; empty: the LLM engine is off and nothing is sent anywhere"),
-		model: c.String("llm-model", "QUORUM_LLM_MODEL", "", "the model the LLM engine asks (for Azure, the deployment); required with --llm-base-url"),
-		keyEnv: c.String("llm-api-key-env", "QUORUM_LLM_API_KEY_ENV", llm.APIKeyEnv,
-			"the NAME of the environment variable that holds the LLM API key (the key itself is never given as a flag); an empty variable sends no key, as a local server wants"),
-		specialists: c.String("llm-specialists", "QUORUM_LLM_SPECIALISTS", "",
-			"comma-separated specialists that use the LLM engine (logic, security, performance, tests); default: every specialist the repository enables"),
-		mode: c.String("llm-mode", "QUORUM_LLM_MODE", llmModeAlso,
-			"also: a specialist runs the LLM engine beside its built-in engine and reports both engines' findings, failing only if both fail; instead: the LLM engine replaces the built-in one"),
-		timeout: c.Duration("llm-timeout", "QUORUM_LLM_TIMEOUT", llm.DefaultTimeout,
-			"time limit of each request to the LLM API (a request that times out is retried once, within --timeout)"),
-		responseFormat: c.String("llm-response-format", "QUORUM_LLM_RESPONSE_FORMAT", llm.FormatJSONSchema,
-			"how the answer's shape is asked for: json_schema (structured output) or json_object (for servers without json_schema; the schema goes into the prompt)"),
-		maxTokensField: c.String("llm-max-tokens-field", "QUORUM_LLM_MAX_TOKENS_FIELD", llm.MaxCompletionTokens,
-			"the request field that bounds the answer: max_completion_tokens (OpenAI) or max_tokens (Ollama, llama.cpp server, older vLLM)"),
-	}
-}
-
-// llmSettings is the LLM engine as the flags configure it.
-type llmSettings struct {
-	cfg llm.Config
-	// specialists are the specialists the engine serves; nil means every
-	// enabled one.
-	specialists []string
-	mode        string
-	keyEnv      string
-	keySet      bool
-}
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// settings checks the LLM flags; every bad value is a usage error naming
-// its flag, even with the engine off, so a typo is not silently ignored.
-// It returns nil when the engine is off.
-func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
-	if *f.mode != llmModeAlso && *f.mode != llmModeInstead {
-		return nil, usageError{fmt.Errorf("--llm-mode: want also or instead, got %q", *f.mode)}
-	}
-	if *f.responseFormat != llm.FormatJSONSchema && *f.responseFormat != llm.FormatJSONObject {
-		return nil, usageError{fmt.Errorf("--llm-response-format: want %s or %s, got %q", llm.FormatJSONSchema, llm.FormatJSONObject, *f.responseFormat)}
-	}
-	if *f.maxTokensField != llm.MaxCompletionTokens && *f.maxTokensField != llm.MaxTokens {
-		return nil, usageError{fmt.Errorf("--llm-max-tokens-field: want %s or %s, got %q", llm.MaxCompletionTokens, llm.MaxTokens, *f.maxTokensField)}
-	}
-	if *f.timeout <= 0 {
-		return nil, usageError{fmt.Errorf("--llm-timeout: want a positive duration, got %s", *f.timeout)}
-	}
-	if !envName.MatchString(*f.keyEnv) {
-		// Not quoted: a key pasted here by mistake must not be printed.
-		return nil, usageError{errors.New("--llm-api-key-env: want the name of an environment variable (letters, digits and _), not the key itself")}
-	}
-	var specs []string
-	for _, n := range strings.Split(*f.specialists, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" {
-			continue
-		}
-		if !slices.Contains(repoconfig.KnownSpecialists, n) {
-			return nil, usageError{fmt.Errorf("--llm-specialists: unknown specialist %q (want some of %s)", n, strings.Join(repoconfig.KnownSpecialists, ", "))}
-		}
-		if !slices.Contains(specs, n) {
-			specs = append(specs, n)
-		}
-	}
-	if *f.baseURL == "" {
-		return nil, nil
-	}
-	u, err := url.Parse(*f.baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// Not quoted: the URL could carry credentials.
-		return nil, usageError{errors.New("--llm-base-url: want an absolute http or https URL, such as https://api.openai.com/v1")}
-	}
-	if *f.model == "" {
-		return nil, usageError{errors.New("--llm-model: required with --llm-base-url")}
-	}
-	key := getenv(*f.keyEnv)
-	return &llmSettings{
-		cfg: llm.Config{
-			BaseURL:        *f.baseURL,
-			Model:          *f.model,
-			APIKey:         key,
-			Timeout:        *f.timeout,
-			ResponseFormat: *f.responseFormat,
-			MaxTokensField: *f.maxTokensField,
-		},
-		specialists: specs,
-		mode:        *f.mode,
-		keyEnv:      *f.keyEnv,
-		keySet:      key != "",
-	}, nil
-}
-
-// llmTestOptions are added to every engine; tests set them once, before
-// any test runs (a clock that does not sleep before a retry).
-var llmTestOptions []llm.Option
-
-// wire gives the LLM engine to the specialists it serves: beside their
-// built-in engine (mode also) or in its place (mode instead). An enabled
-// specialist without a built-in engine (missing) is served by the LLM
-// engine alone. It returns the specialists and those still missing.
-func (s *llmSettings) wire(specs []specialist.Specialist, missing []string, cfg repoconfig.Config, notes *noteLog, stderr io.Writer) ([]specialist.Specialist, []string, error) {
-	serves := func(name string) bool { return s.specialists == nil || slices.Contains(s.specialists, name) }
-	for _, n := range s.specialists {
-		if !cfg.Enabled(n) {
-			fmt.Fprintf(stderr, "quorum: --llm-specialists names %s, which the repository's configuration does not enable: it does not run\n", n)
-		}
-	}
-	if !s.keySet {
-		fmt.Fprintf(stderr, "quorum: %s is empty: requests to the LLM API carry no key\n", s.keyEnv)
-	}
-	var ins []llm.Instruction
-	for _, i := range cfg.Instructions {
-		ins = append(ins, llm.Instruction{PathGlob: i.Path, Text: i.Text})
-	}
-	engine := func(name string) (*llm.Engine, error) {
-		opts := append([]llm.Option{
-			llm.WithInstructions(ins),
-			llm.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-		}, llmTestOptions...)
-		e, err := llm.New(s.cfg, name, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("LLM engine for %s: %w", name, err)
-		}
-		return e, nil
-	}
-	out := make([]specialist.Specialist, 0, len(specs)+len(missing))
-	for _, sp := range specs {
-		if !serves(sp.Name()) {
-			out = append(out, sp)
-			continue
-		}
-		e, err := engine(sp.Name())
-		if err != nil {
-			return nil, nil, err
-		}
-		if s.mode == llmModeInstead {
-			out = append(out, e)
-		} else {
-			out = append(out, &alsoSpecialist{builtin: sp, llm: e, notes: notes, stderr: stderr})
-		}
-	}
-	var still []string
-	for _, n := range missing {
-		if !serves(n) {
-			still = append(still, n)
-			continue
-		}
-		e, err := engine(n)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, e)
-	}
-	return out, still, nil
-}
-
-// alsoSpecialist is one specialist with two engines, the built-in one and
-// the LLM one (--llm-mode also). The pipeline sees one specialist: it is
-// counted once for the quorum, and its findings are both engines', under
-// its name (synthesis merges a problem both found into one finding).
-//
-// It fails only when both engines fail. When one fails, the other's
-// findings are its result, and the failure is a note for the review's
-// summary ("Engine problems"): an LLM API that is down or answers badly
-// must not cost a review the built-in engine's findings, nor fail the
-// quorum, but the reader must know that half of the specialist did not
-// look.
-//
-// Both engines run at once, and both stop a little before the pipeline's
-// time limit for the specialist, so that one engine's findings are not lost
-// because the other ran out of time.
-type alsoSpecialist struct {
-	builtin, llm specialist.Specialist
-	notes        *noteLog
-	stderr       io.Writer
-}
-
-func (a *alsoSpecialist) Name() string { return a.builtin.Name() }
-
-func (a *alsoSpecialist) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		margin := min(time.Until(dl)/10, 2*time.Second)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
-		defer cancel()
-	}
-	type half struct {
-		findings []specialist.Finding
-		err      error
-	}
-	var b, l half
-	run := func(s specialist.Specialist, h *half) {
-		defer func() {
-			if p := recover(); p != nil {
-				h.findings, h.err = nil, fmt.Errorf("panic: %v", p)
-			}
-		}()
-		h.findings, h.err = s.Review(ctx, c)
-		if h.err != nil && errors.Is(h.err, context.DeadlineExceeded) && ctx.Err() != nil {
-			h.err = fmt.Errorf("timed out at the specialist's time limit: %w", h.err)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { run(a.builtin, &b) })
-	wg.Go(func() { run(a.llm, &l) })
-	wg.Wait()
-	switch {
-	case b.err != nil && l.err != nil:
-		return nil, fmt.Errorf("built-in engine: %v; LLM engine: %v", firstLine(b.err), firstLine(l.err))
-	case l.err != nil:
-		a.note("the LLM engine failed (%s); only the built-in engine's findings are reported.", firstLine(l.err))
-		return b.findings, nil
-	case b.err != nil:
-		a.note("the built-in engine failed (%s); only the LLM engine's findings are reported.", firstLine(b.err))
-		return l.findings, nil
-	}
-	return append(slices.Clip(b.findings), l.findings...), nil
-}
-
-func (a *alsoSpecialist) note(format string, args ...any) {
-	n := a.Name() + ": " + fmt.Sprintf(format, args...)
-	a.notes.add(n)
-	fmt.Fprintf(a.stderr, "quorum: %-11s %s\n", a.Name(), fmt.Sprintf(format, args...))
-}
-
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
-}
-
-// noteLog collects notes from the specialists' goroutines.
-type noteLog struct {
-	mu    sync.Mutex
-	notes []string
-}
-
-func (n *noteLog) add(s string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.notes = append(n.notes, s)
-}
-
-// list returns the notes sorted, so that the summary does not depend on
-// which specialist finished first.
-func (n *noteLog) list() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := slices.Clone(n.notes)
-	slices.Sort(out)
-	return out
-}
-
 // describeSpecialists names the specialists with their engines, for the
 // progress display.
 func describeSpecialists(specs []specialist.Specialist) []string {
 	var out []string
 	for _, s := range specs {
 		switch s.(type) {
-		case *alsoSpecialist:
+		case *llm.Also:
 			out = append(out, s.Name()+" (built-in + LLM)")
 		case *llm.Engine:
 			out = append(out, s.Name()+" (LLM)")

@@ -52,7 +52,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
 	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (0: River's default, 1h; a job kind's own time limit still applies)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
+	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
+		return err
+	}
+	llmSet, err := lf.settings(getenv)
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
@@ -115,10 +120,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
+		specialists := enabledOf(all)
+		if llmSet != nil {
+			specialists = llmSet.serveSpecialists(specialists, log.With("component", "llm"))
+		}
 		river.AddWorker(rw, &pipeline.Worker{
 			DB:                d,
 			Sources:           map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }},
-			Specialists:       enabledOf(all),
+			Specialists:       specialists,
 			SpecialistTimeout: *specialistTimeout,
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
 			Log:               log.With("component", "review"),

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,10 +105,12 @@ const (
 type Progress struct {
 	Specialist string
 	Stage      Stage
-	// Duration, Findings and Err are set when the specialist has ended.
+	// Duration, Findings, Err and Notes are set when the specialist has
+	// ended.
 	Duration time.Duration
 	Findings int
 	Err      error
+	Notes    []string
 }
 
 // Outcome is what one specialist did.
@@ -118,6 +121,9 @@ type Outcome struct {
 	// Err is why the specialist failed; nil when it succeeded.
 	Err      error
 	Duration time.Duration
+	// Notes are what the specialist told the reader beside its findings
+	// (specialist.Note), in the order it told them.
+	Notes []string
 }
 
 // ErrTimeout is the error of a specialist that ran past its timeout.
@@ -233,6 +239,15 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 	start := opts.Now()
 	tctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	var (
+		notesMu sync.Mutex
+		notes   []string
+	)
+	tctx = specialist.WithNotes(tctx, func(n string) {
+		notesMu.Lock()
+		defer notesMu.Unlock()
+		notes = append(notes, n)
+	})
 
 	type result struct {
 		findings []specialist.Finding
@@ -267,7 +282,10 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 		o.Findings = nil
 	}
 	o.Duration = opts.Now().Sub(start)
-	p := Progress{Specialist: o.Specialist, Stage: StageFinished, Duration: o.Duration, Findings: len(o.Findings), Err: o.Err}
+	notesMu.Lock()
+	o.Notes = slices.Clone(notes)
+	notesMu.Unlock()
+	p := Progress{Specialist: o.Specialist, Stage: StageFinished, Duration: o.Duration, Findings: len(o.Findings), Err: o.Err, Notes: o.Notes}
 	if o.Err != nil {
 		p.Stage = StageFailed
 	}

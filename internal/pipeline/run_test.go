@@ -389,3 +389,43 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecialistNotes: what a specialist notes while it runs is in the
+// summary under its name, and Progress carries it; a failed specialist's
+// notes give way to its failure.
+func TestSpecialistNotes(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	o := opts()
+	var mu sync.Mutex
+	progressNotes := map[string][]string{}
+	o.Progress = func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(p.Notes) > 0 {
+			progressNotes[p.Specialist] = p.Notes
+		}
+	}
+	noting := fake{name: "security", find: func(ctx context.Context, _ *change.Change) []specialist.Finding {
+		specialist.Note(ctx, "the LLM engine failed (%s); only the built-in engine's findings are reported.", "HTTP 500")
+		return nil
+	}}
+	failing := fake{name: "logic", find: func(ctx context.Context, _ *change.Change) []specialist.Finding {
+		specialist.Note(ctx, "a note of a specialist that then panics")
+		panic("boom")
+	}}
+	res := Run(context.Background(), c, []specialist.Specialist{noting, failing, fake{name: "tests"}}, o)
+	if !res.Completed() {
+		t.Fatalf("not completed: %s", res.Review.Summary)
+	}
+	want := "Engine problems:\n- security: the LLM engine failed (HTTP 500); only the built-in engine's findings are reported."
+	if !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
+	}
+	if strings.Contains(res.Review.Summary, "then panics") {
+		t.Errorf("a failed specialist's note is in the summary:\n%s", res.Review.Summary)
+	}
+	if got := progressNotes["security"]; len(got) != 1 || !strings.HasPrefix(got[0], "the LLM engine failed") {
+		t.Errorf("progress notes %q", got)
+	}
+}

@@ -82,7 +82,29 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
+	if ns := specialistNotes(res.Outcomes); len(ns) > 0 {
+		b.WriteString("\nEngine problems:\n")
+		for _, n := range ns {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// specialistNotes are the notes of the specialists that succeeded, each
+// prefixed with its specialist's name, in the specialists' order. A failed
+// specialist's notes are left out: its failure says more.
+func specialistNotes(outcomes []Outcome) []string {
+	var out []string
+	for _, o := range outcomes {
+		if o.Err != nil {
+			continue
+		}
+		for _, n := range o.Notes {
+			out = append(out, o.Specialist+": "+n)
+		}
+	}
+	return out
 }
 
 // failureSummary says why a run produced no review.

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/llm"
+	"github.com/quorum-review/quorum/internal/repoconfig"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// llmFlags are the flags of the LLM engine, shared by review and serve.
+type llmFlags struct {
+	baseURL, model, keyEnv, keyHeader, specialists, mode, responseFormat, maxTokensField *string
+	timeout                                                                              *time.Duration
+}
+
+func addLLMFlags(c *command) *llmFlags {
+	return &llmFlags{
+		baseURL: c.String("llm-base-url", "QUORUM_LLM_BASE_URL", "",
+			"base URL of an OpenAI-compatible chat-completions API (quorum posts to {base}/chat/completions), e.g. https://api.openai.com/v1; empty: the LLM engine is off and nothing is sent anywhere"),
+		model: c.String("llm-model", "QUORUM_LLM_MODEL", "", "the model the LLM engine asks (for Azure, the deployment); required with --llm-base-url"),
+		keyEnv: c.String("llm-api-key-env", "QUORUM_LLM_API_KEY_ENV", llm.APIKeyEnv,
+			"the NAME of the environment variable that holds the LLM API key (the key itself is never given as a flag); an empty variable sends no key, as a local server wants"),
+		keyHeader: c.String("llm-api-key-header", "QUORUM_LLM_API_KEY_HEADER", "",
+			"the header that carries the API key: empty for Authorization: Bearer <key>, or a header name that carries the bare key, such as api-key (Azure OpenAI)"),
+		specialists: c.String("llm-specialists", "QUORUM_LLM_SPECIALISTS", "",
+			"comma-separated specialists that use the LLM engine (logic, security, performance, tests); default: every specialist the repository enables"),
+		mode: c.String("llm-mode", "QUORUM_LLM_MODE", llm.ModeAlso,
+			"also: a specialist runs the LLM engine beside its built-in engine and reports both engines' findings, failing only if both fail; instead: the LLM engine replaces the built-in one"),
+		timeout: c.Duration("llm-timeout", "QUORUM_LLM_TIMEOUT", llm.DefaultTimeout,
+			"time limit of each request to the LLM API (a request that times out is retried once, within the specialist's time limit)"),
+		responseFormat: c.String("llm-response-format", "QUORUM_LLM_RESPONSE_FORMAT", llm.FormatJSONSchema,
+			"how the answer's shape is asked for: json_schema (structured output) or json_object (for servers without json_schema; the schema then goes in the prompt)"),
+		maxTokensField: c.String("llm-max-tokens-field", "QUORUM_LLM_MAX_TOKENS_FIELD", llm.MaxCompletionTokens,
+			"the request field that bounds the answer: max_completion_tokens (OpenAI) or max_tokens (Ollama, llama.cpp server, older vLLM)"),
+	}
+}
+
+// llmSettings is the LLM engine as the flags configure it.
+type llmSettings struct {
+	cfg llm.Config
+	// specialists are the specialists the engine serves; nil means every
+	// enabled one.
+	specialists []string
+	mode        string
+	keyEnv      string
+	keySet      bool
+}
+
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// settings checks the LLM flags; every bad value is a usage error naming
+// its flag, even with the engine off, so a typo is not silently ignored.
+// It returns nil when the engine is off.
+func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
+	if *f.mode != llm.ModeAlso && *f.mode != llm.ModeInstead {
+		return nil, usageError{fmt.Errorf("--llm-mode: want also or instead, got %q", *f.mode)}
+	}
+	if *f.responseFormat != llm.FormatJSONSchema && *f.responseFormat != llm.FormatJSONObject {
+		return nil, usageError{fmt.Errorf("--llm-response-format: want %s or %s, got %q", llm.FormatJSONSchema, llm.FormatJSONObject, *f.responseFormat)}
+	}
+	if *f.maxTokensField != llm.MaxCompletionTokens && *f.maxTokensField != llm.MaxTokens {
+		return nil, usageError{fmt.Errorf("--llm-max-tokens-field: want %s or %s, got %q", llm.MaxCompletionTokens, llm.MaxTokens, *f.maxTokensField)}
+	}
+	if *f.timeout <= 0 {
+		return nil, usageError{fmt.Errorf("--llm-timeout: want a positive duration, got %s", *f.timeout)}
+	}
+	if !envName.MatchString(*f.keyEnv) {
+		// Not quoted: a key pasted here by mistake must not be printed.
+		return nil, usageError{errors.New("--llm-api-key-env: want the name of an environment variable (letters, digits and _), not the key itself")}
+	}
+	if *f.keyHeader != "" && (!headerName.MatchString(*f.keyHeader) || len(*f.keyHeader) > 64) {
+		// Not quoted either, for the same reason.
+		return nil, usageError{errors.New("--llm-api-key-header: want a header name such as api-key")}
+	}
+	var specs []string
+	for _, n := range strings.Split(*f.specialists, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(repoconfig.KnownSpecialists, n) {
+			return nil, usageError{fmt.Errorf("--llm-specialists: unknown specialist %q (want some of %s)", n, strings.Join(repoconfig.KnownSpecialists, ", "))}
+		}
+		if !slices.Contains(specs, n) {
+			specs = append(specs, n)
+		}
+	}
+	if *f.baseURL == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(*f.baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// Not quoted: the URL could carry credentials.
+		return nil, usageError{errors.New("--llm-base-url: want an absolute http or https URL, such as https://api.openai.com/v1")}
+	}
+	if *f.model == "" {
+		return nil, usageError{errors.New("--llm-model: required with --llm-base-url")}
+	}
+	key := getenv(*f.keyEnv)
+	return &llmSettings{
+		cfg: llm.Config{
+			BaseURL:        *f.baseURL,
+			Model:          *f.model,
+			APIKey:         key,
+			APIKeyHeader:   *f.keyHeader,
+			Timeout:        *f.timeout,
+			ResponseFormat: *f.responseFormat,
+			MaxTokensField: *f.maxTokensField,
+		},
+		specialists: specs,
+		mode:        *f.mode,
+		keyEnv:      *f.keyEnv,
+		keySet:      key != "",
+	}, nil
+}
+
+// llmTestOptions are added to every engine; tests set them once, before
+// any test runs (a clock that does not sleep before a retry).
+var llmTestOptions []llm.Option
+
+// wiring is the engine's wiring, logging to log.
+func (s *llmSettings) wiring(log *slog.Logger) llm.Wiring {
+	return llm.Wiring{
+		Config:      s.cfg,
+		Specialists: s.specialists,
+		Mode:        s.mode,
+		Options:     append([]llm.Option{llm.WithLogger(log)}, llmTestOptions...),
+	}
+}
+
+// warn tells, for one repository's review, what in the LLM settings will
+// not do what the operator may think.
+func (s *llmSettings) warn(cfg repoconfig.Config, w io.Writer) {
+	for _, n := range s.specialists {
+		if !cfg.Enabled(n) {
+			fmt.Fprintf(w, "quorum: --llm-specialists names %s, which the repository's configuration does not enable: it does not run\n", n)
+		}
+	}
+	if !s.keySet {
+		fmt.Fprintf(w, "quorum: %s is empty: requests to the LLM API carry no key\n", s.keyEnv)
+	}
+}
+
+// llmInstructions are the repository configuration's per-path instructions
+// for the LLM engine.
+func llmInstructions(cfg repoconfig.Config) []llm.Instruction {
+	var ins []llm.Instruction
+	for _, i := range cfg.Instructions {
+		ins = append(ins, llm.Instruction{PathGlob: i.Path, Text: i.Text})
+	}
+	return ins
+}
+
+// serveSpecialists wires the LLM engine into the specialists of every
+// review serve runs. What the command line prints for one review is
+// logged: a key that is missing once at start, and a specialist the
+// repository does not enable at debug level, per review.
+func (s *llmSettings) serveSpecialists(enabled func(repoconfig.Config) []specialist.Specialist, log *slog.Logger) func(repoconfig.Config) []specialist.Specialist {
+	if !s.keySet {
+		log.Warn("the LLM API key variable is empty: requests to the LLM API carry no key", "variable", s.keyEnv)
+	}
+	w := s.wiring(log)
+	return func(cfg repoconfig.Config) []specialist.Specialist {
+		specs := enabled(cfg)
+		var missing []string
+		for _, n := range repoconfig.KnownSpecialists {
+			if cfg.Enabled(n) && !slices.ContainsFunc(specs, func(sp specialist.Specialist) bool { return sp.Name() == n }) {
+				missing = append(missing, n)
+			}
+		}
+		wired, _, err := w.Wire(specs, missing, llmInstructions(cfg))
+		if err != nil {
+			// The settings were checked at start; an engine that cannot be
+			// made now leaves the built-in engines to review alone.
+			log.Error("LLM engine not wired", "error", err.Error())
+			return specs
+		}
+		return wired
+	}
+}
