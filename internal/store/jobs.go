@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -38,9 +39,15 @@ type JobsConfig struct {
 	PeriodicJobs []*river.PeriodicJob
 	// Logger receives River's own logs.
 	Logger *slog.Logger
-	// PollInterval is how often workers poll when not notified (SQLite has
-	// no LISTEN/NOTIFY). Default 1 s.
+	// PollInterval is how often the default queue's workers look for jobs
+	// when not notified: SQLite has no LISTEN/NOTIFY, so there it is how
+	// long a new job may wait (default 50 ms; on PostgreSQL 1 s). The
+	// Queues poll every second.
 	PollInterval time.Duration
+	// FetchCooldown is the least time between two fetches of jobs by one
+	// queue: one fetch takes at most the free workers, so a queue of N
+	// workers starts at most N jobs per cooldown (default 5 ms).
+	FetchCooldown time.Duration
 	// RescueStuckJobsAfter is how long a job may stay running before it is
 	// presumed lost with a crashed process and retried (River's default,
 	// 1 h, when 0). A kind's own Timeout still applies: such a job is
@@ -49,6 +56,13 @@ type JobsConfig struct {
 	// as River requires.
 	RescueStuckJobsAfter time.Duration
 }
+
+// Fetch defaults. Each fetch on SQLite is a write (it marks the jobs
+// running), but one that finds nothing changes no page.
+const (
+	defaultSQLitePoll    = 50 * time.Millisecond
+	defaultFetchCooldown = 5 * time.Millisecond
+)
 
 // ConfigureJobs creates the River client. Call it once, before transactions
 // that insert jobs.
@@ -81,16 +95,23 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 			maxWorkers = 10
 		}
 		rcfg.Workers = cfg.Workers
+		rcfg.FetchCooldown = cmp.Or(cfg.FetchCooldown, defaultFetchCooldown)
+		rcfg.FetchPollInterval = cfg.PollInterval
+		if rcfg.FetchPollInterval == 0 {
+			rcfg.FetchPollInterval = time.Second
+			if db.pool == nil {
+				rcfg.FetchPollInterval = defaultSQLitePoll
+			}
+		}
+		if rcfg.FetchPollInterval < rcfg.FetchCooldown {
+			return nil, errors.New("configure jobs: PollInterval cannot be shorter than FetchCooldown")
+		}
 		rcfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}}
 		for name, n := range cfg.Queues {
 			if n <= 0 {
 				return nil, fmt.Errorf("configure jobs: queue %s needs at least one worker", name)
 			}
-			rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n}
-		}
-		rcfg.FetchPollInterval = cfg.PollInterval
-		if rcfg.FetchPollInterval == 0 {
-			rcfg.FetchPollInterval = time.Second
+			rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n, FetchPollInterval: max(time.Second, rcfg.FetchPollInterval)}
 		}
 	} else {
 		rcfg.PeriodicJobs = nil
