@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
@@ -27,13 +28,23 @@ type DeliveryCursor struct {
 // deliveryColumns are the columns scanDelivery reads, in order.
 const deliveryColumns = `id, endpoint_id, account_id, event_id, event, status, attempts, next_attempt_at, created_at, updated_at`
 
-func scanDelivery(r store.Row) (Delivery, error) {
+// deliveryColumnsOf is deliveryColumns of a table named alias in a join.
+func deliveryColumnsOf(alias string) string {
+	cols := strings.Split(deliveryColumns, ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanDelivery reads deliveryColumns, then any extra columns into extra.
+func scanDelivery(r store.Row, extra ...any) (Delivery, error) {
 	var (
 		d                Delivery
 		next             *int64
 		created, updated int64
 	)
-	if err := r.Scan(&d.ID, &d.EndpointID, &d.AccountID, &d.EventID, &d.Event, &d.Status, &d.Attempts, &next, &created, &updated); err != nil {
+	if err := r.Scan(append([]any{&d.ID, &d.EndpointID, &d.AccountID, &d.EventID, &d.Event, &d.Status, &d.Attempts, &next, &created, &updated}, extra...)...); err != nil {
 		return Delivery{}, err
 	}
 	if next != nil {
@@ -167,11 +178,12 @@ WHERE d.id = $1 AND d.account_id = $2 AND e.deleted_at IS NULL`, deliveryID, acc
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 WHERE id = $1`,
-			deliveryID, store.Micros(now)); err != nil {
+		var before int
+		if err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 WHERE id = $1 RETURNING attempts`,
+			deliveryID, store.Micros(now)).Scan(&before); err != nil {
 			return err
 		}
-		if err := tx.InsertJob(ctx, fanout.DeliverArgs{DeliveryID: deliveryID}, nil); err != nil {
+		if err := tx.InsertJob(ctx, fanout.DeliverArgs{DeliveryID: deliveryID, Before: before}, nil); err != nil {
 			return err
 		}
 		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))

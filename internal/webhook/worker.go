@@ -38,9 +38,18 @@ const (
 	// maxDrain is how much more of a response is read, and discarded, so
 	// the connection can be reused; a longer body closes it.
 	maxDrain = 64 << 10
-	// busySnooze is how long a job waits when its endpoint already has
-	// PerEndpoint attempts in flight.
+	// slotWait bounds how long a job waits for one of its endpoint's
+	// PerEndpoint slots: long enough that a busy endpoint's next delivery
+	// starts the moment an attempt ends, short enough that jobs waiting for
+	// a slow endpoint do not hold the process's workers from the others'.
+	slotWait = 250 * time.Millisecond
+	// busySnooze is how long a job waits, off its worker, when its endpoint
+	// kept all PerEndpoint slots for slotWait.
 	busySnooze = time.Second
+	// retryEarly is how early a retry may start: River keeps times on
+	// SQLite to the millisecond, so it may start a job scheduled for
+	// 12:00:00.000750 at 12:00:00.000.
+	retryEarly = time.Millisecond
 	// pausedSnooze is how often a delivery to a disabled endpoint looks
 	// whether it was resumed.
 	pausedSnooze = time.Minute
@@ -61,15 +70,34 @@ type Worker struct {
 	// AttemptTimeout bounds one attempt (DefaultTimeout when 0).
 	AttemptTimeout time.Duration
 	// PerEndpoint bounds the attempts in flight to one endpoint
-	// (DefaultPerEndpoint when 0); beyond it a job is snoozed.
+	// (DefaultPerEndpoint when 0); beyond it a job waits up to slotWait for
+	// a slot, then is snoozed.
 	PerEndpoint int
 	Now         func() time.Time
 	Log         *slog.Logger
 
-	once     sync.Once
-	client   *http.Client
-	mu       sync.Mutex
-	inFlight map[string]int
+	once   sync.Once
+	client *http.Client
+	mu     sync.Mutex
+	slots  map[string]*slots
+	// recording and recordQueue group the attempts that end together
+	// into one transaction (see record).
+	recording   bool
+	recordQueue []*attemptRecord
+	// retryAt holds, by job, when the retry after the failed attempt Work
+	// just recorded is due, for NextRetry.
+	retryAt map[retryKey]time.Time
+}
+
+// slots are the attempts in flight to one endpoint.
+type slots struct {
+	held  chan struct{} // one element per attempt in flight
+	users int           // jobs holding or waiting for a slot
+}
+
+type retryKey struct {
+	job     int64
+	attempt int
 }
 
 func (w *Worker) now() time.Time {
@@ -91,14 +119,30 @@ func (w *Worker) Timeout(*river.Job[DeliverArgs]) time.Duration {
 	return w.attemptTimeout() + 30*time.Second
 }
 
-// NextRetry schedules the retry after a failed attempt exactly
-// RetryDelays[attempt-1] after the attempt started.
+// NextRetry schedules the retry after a failed attempt exactly when the
+// attempt recorded it: RetryDelays[n-1] after attempt n started. A job
+// with no such record lost its attempt with its process (River's rescuer
+// asks): that attempt did not fail, it never ended, so it is made again at
+// once; Work then finds whether it was in fact recorded.
 func (w *Worker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
-	at := time.Now()
-	if job.AttemptedAt != nil {
-		at = *job.AttemptedAt
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := retryKey{job.ID, job.Attempt}
+	if at, ok := w.retryAt[k]; ok {
+		delete(w.retryAt, k)
+		return at
 	}
-	return at.Add(retryDelay(job.Attempt))
+	return time.Now()
+}
+
+// noteRetry keeps when the job's retry is due until River asks NextRetry.
+func (w *Worker) noteRetry(job *river.Job[DeliverArgs], at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.retryAt == nil {
+		w.retryAt = map[retryKey]time.Time{}
+	}
+	w.retryAt[retryKey{job.ID, job.Attempt}] = at
 }
 
 func retryDelay(attempt int) time.Duration {
@@ -128,29 +172,55 @@ func (w *Worker) httpClient() *http.Client {
 	return w.client
 }
 
-// acquire takes one of the endpoint's slots; false when all are taken.
-func (w *Worker) acquire(endpointID string) bool {
+// acquire takes one of the endpoint's slots, waiting up to slotWait for
+// one; false when none came free.
+func (w *Worker) acquire(ctx context.Context, endpointID string) bool {
 	limit := w.PerEndpoint
 	if limit <= 0 {
 		limit = DefaultPerEndpoint
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.inFlight == nil {
-		w.inFlight = map[string]int{}
+	if w.slots == nil {
+		w.slots = map[string]*slots{}
 	}
-	if w.inFlight[endpointID] >= limit {
-		return false
+	s := w.slots[endpointID]
+	if s == nil {
+		s = &slots{held: make(chan struct{}, limit)}
+		w.slots[endpointID] = s
 	}
-	w.inFlight[endpointID]++
-	return true
+	s.users++
+	w.mu.Unlock()
+	select {
+	case s.held <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.NewTimer(slotWait)
+	defer wait.Stop()
+	select {
+	case s.held <- struct{}{}:
+		return true
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	w.leave(endpointID, s)
+	return false
 }
 
+// release gives back a slot acquire took.
 func (w *Worker) release(endpointID string) {
 	w.mu.Lock()
+	s := w.slots[endpointID]
+	w.mu.Unlock()
+	<-s.held
+	w.leave(endpointID, s)
+}
+
+func (w *Worker) leave(endpointID string, s *slots) {
+	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.inFlight[endpointID]--; w.inFlight[endpointID] <= 0 {
-		delete(w.inFlight, endpointID)
+	if s.users--; s.users == 0 {
+		delete(w.slots, endpointID)
 	}
 }
 
@@ -172,17 +242,13 @@ func (w *Worker) load(ctx context.Context, deliveryID string) (target, error) {
 		disabledAt         *int64
 		data               string
 	)
-	d, err := scanDelivery(w.DB.Reader().QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
+	d, err := scanDelivery(w.DB.Reader().QueryRow(ctx, `SELECT `+deliveryColumnsOf("d")+`, e.url, e.secret, e.previous_secret, e.previous_expires_at, e.deleted_at, e.disabled_at, ev.data
+FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+WHERE d.id = $1`, deliveryID), &t.url, &t.signer.Secret, &prevSecret, &prevExp, &deletedAt, &disabledAt, &data)
 	if err != nil {
 		return target{}, fmt.Errorf("load delivery %s: %w", deliveryID, err)
 	}
 	t.delivery = d
-	err = w.DB.Reader().QueryRow(ctx, `SELECT e.url, e.secret, e.previous_secret, e.previous_expires_at, e.deleted_at, e.disabled_at, ev.data
-FROM webhook_endpoints e, events ev WHERE e.id = $1 AND ev.id = $2`, d.EndpointID, d.EventID).
-		Scan(&t.url, &t.signer.Secret, &prevSecret, &prevExp, &deletedAt, &disabledAt, &data)
-	if err != nil {
-		return target{}, fmt.Errorf("load delivery %s: endpoint and event: %w", deliveryID, err)
-	}
 	if prevSecret != nil {
 		t.signer.PreviousSecret = *prevSecret
 	}
@@ -235,12 +301,17 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return river.JobCancel(fmt.Errorf("delivery %s was dead-lettered", d.ID))
 	case d.Status == StatusSucceeded:
 		return nil // another job (a redelivery) delivered it
+	case d.Status == StatusFailed && d.NextAttemptAt != nil && d.NextAttemptAt.Sub(w.now()) > retryEarly:
+		// A failed attempt was recorded but its process died before River
+		// heard of it, and the rescued job came back early: keep the
+		// recorded schedule.
+		return river.JobSnooze(d.NextAttemptAt.Sub(w.now()))
 	case t.disabled && d.Event != PingEvent:
 		// A paused endpoint's deliveries wait, unattempted, until it is
 		// resumed; a ping is an explicit test and goes anyway.
 		return river.JobSnooze(pausedSnooze)
 	}
-	if !w.acquire(d.EndpointID) {
+	if !w.acquire(ctx, d.EndpointID) {
 		return river.JobSnooze(busySnooze)
 	}
 	defer w.release(d.EndpointID)
@@ -257,10 +328,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return river.JobSnooze(0)
 	}
 
-	maxAttempts := job.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = fanout.MaxAttempts
-	}
+	// n is this attempt's place in the job's own schedule: a redelivery's
+	// job starts a fresh one. It counts recorded attempts, not River's,
+	// which also count attempts lost with a crashed process.
+	n := d.Attempts - job.Args.Before + 1
 	var (
 		status = StatusSucceeded
 		next   *time.Time
@@ -272,48 +343,28 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	case out.statusCode != nil && *out.statusCode == http.StatusGone:
 		status, gone = StatusDeadLettered, true
 		ret = river.JobCancel(fmt.Errorf("delivery %s: endpoint %s answered 410 Gone: disabled", d.ID, d.EndpointID))
-	case job.Attempt >= maxAttempts:
+	case n >= fanout.MaxAttempts:
 		status = StatusDeadLettered
-		ret = river.JobCancel(fmt.Errorf("delivery %s: dead-lettered after %d attempts: %s", d.ID, job.Attempt, out.err))
+		ret = river.JobCancel(fmt.Errorf("delivery %s: dead-lettered after %d attempts: %s", d.ID, n, out.err))
 	default:
 		status = StatusFailed
-		n := now.Add(retryDelay(job.Attempt))
-		next = &n
-		ret = fmt.Errorf("delivery %s: attempt %d: %s", d.ID, job.Attempt, out.err)
+		at := now.Add(retryDelay(n))
+		next = &at
+		ret = fmt.Errorf("delivery %s: attempt %d: %s", d.ID, n, out.err)
 	}
-	err = w.DB.InTx(ctx, func(tx store.Tx) error {
-		var attempts int
-		if err := tx.QueryRow(ctx, `SELECT attempts FROM webhook_deliveries WHERE id = $1`, d.ID).Scan(&attempts); err != nil {
-			return err
-		}
-		var code *int64
-		if out.statusCode != nil {
-			c := int64(*out.statusCode)
-			code = &c
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, latency_us, error, response_body)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, attempts+1, store.Micros(now), code, out.latency.Microseconds(), out.err, out.body); err != nil {
-			return err
-		}
-		var nextUS *int64
-		if next != nil {
-			us := store.Micros(*next)
-			nextUS = &us
-		}
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4, updated_at = $5 WHERE id = $1`,
-			d.ID, status, attempts+1, nextUS, store.Micros(now)); err != nil {
-			return err
-		}
-		if gone {
-			return disable(ctx, tx, d.EndpointID, d.ID, now)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := w.record(ctx, attemptRecord{delivery: d, at: now, out: out, status: status, next: next, gone: gone}); err != nil {
 		return fmt.Errorf("record attempt of delivery %s: %w", d.ID, err)
 	}
 	if w.Log != nil && status != StatusSucceeded {
-		w.Log.Info("webhook attempt failed", "delivery_id", d.ID, "endpoint_id", d.EndpointID, "attempt", job.Attempt, "status", status, "error", out.err)
+		w.Log.Info("webhook attempt failed", "delivery_id", d.ID, "endpoint_id", d.EndpointID, "attempt", n, "status", status, "error", out.err)
+	}
+	if next != nil {
+		if job.MaxAttempts > 0 && job.Attempt >= job.MaxAttempts {
+			// River's own attempts ran out (crashes spent some): wait
+			// for the retry without spending another.
+			return river.JobSnooze(next.Sub(w.now()))
+		}
+		w.noteRetry(job, *next)
 	}
 	return ret
 }

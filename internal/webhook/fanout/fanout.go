@@ -23,17 +23,27 @@ import (
 // attempt and five retries.
 const MaxAttempts = 6
 
+// riverAttempts is how often River may start a delivery job: the worker
+// stops it after MaxAttempts recorded attempts, but River also counts the
+// attempts that crashed processes took with them.
+const riverAttempts = MaxAttempts + 4
+
 // DeliverArgs is the River job that delivers one webhook delivery.
 type DeliverArgs struct {
 	DeliveryID string `json:"delivery_id"`
+	// Before is how many attempts the delivery had when the job was made:
+	// a redelivery's job numbers its attempts on from there, but follows a
+	// fresh schedule of retries.
+	Before int `json:"before,omitempty"`
 }
 
 // Kind names the job.
 func (DeliverArgs) Kind() string { return "webhook.deliver" }
 
-// InsertOpts gives every delivery job the first attempt and five retries.
+// InsertOpts lets River start a delivery job more often than the first
+// attempt and five retries, for the attempts lost with a crashed process.
 func (DeliverArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: MaxAttempts}
+	return river.InsertOpts{MaxAttempts: riverAttempts}
 }
 
 // Event writes, in tx, one pending delivery and its job for each of the
