@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,8 @@ type config struct {
 	// worker keeps webhook.DefaultPerEndpoint).
 	inProcess int
 	poll      time.Duration
+	cooldown  time.Duration
+	profile   string
 }
 
 func main() {
@@ -76,22 +79,35 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 3*time.Minute, "bound of each backend's run, from the first commit to the last receipt (10s to 30m)")
 	flag.StringVar(&c.postgres, "postgres", os.Getenv("QUORUM_TEST_POSTGRES_URL"), "PostgreSQL URL; a fresh schema is made in it and dropped at the end (default $QUORUM_TEST_POSTGRES_URL; empty: SQLite only)")
 	flag.BoolVar(&c.noSQLite, "no-sqlite", false, "skip the SQLite backend")
-	flag.IntVar(&c.inProcess, "in-process", 0, "instead of quorum serve, run River and the webhook worker in this process (on a second *store.DB) with this many attempts in flight per endpoint (Worker.PerEndpoint); 0: the child process")
-	flag.DurationVar(&c.poll, "poll", 0, "with --in-process: River's fetch poll interval (0: the store's default, 1 s)")
+	flag.IntVar(&c.inProcess, "in-process", 0, "instead of quorum serve, run River and the webhook worker in this process, on the *store.DB the events are committed through (as serve's own events are), with this many attempts in flight per endpoint (Worker.PerEndpoint); 0: the child process")
+	flag.DurationVar(&c.poll, "poll", 0, "with --in-process: River's fetch poll interval (0: the store's default)")
+	flag.DurationVar(&c.cooldown, "cooldown", 0, "with --in-process: River's fetch cooldown (0: the store's default)")
+	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of this process (with --in-process: committers and worker) to this file")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (databases, binary)")
 	flag.Parse()
 	if c.events < 1 || c.events > 100_000 || c.workers < 1 || c.workers > 1000 || c.committers < 1 || c.committers > 64 {
 		fatal(errors.New("--events must be 1..100000, --workers 1..1000, --committers 1..64"))
 	}
-	if c.inProcess < 0 || c.inProcess > 1000 || c.poll < 0 || c.poll > 10*time.Second {
-		fatal(errors.New("--in-process must be 0..1000, --poll 0..10s"))
+	if c.inProcess < 0 || c.inProcess > 1000 || c.poll < 0 || c.poll > 10*time.Second || c.cooldown < 0 || c.cooldown > time.Second {
+		fatal(errors.New("--in-process must be 0..1000, --poll 0..10s, --cooldown 0..1s"))
 	}
 	if c.timeout < 10*time.Second || c.timeout > 30*time.Minute {
 		fatal(errors.New("--timeout must be from 10s to 30m"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.profile != "" {
+		f, err := os.Create(c.profile)
+		if err != nil {
+			fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := bench(ctx, c); err != nil {
+		pprof.StopCPUProfile()
 		fatal(err)
 	}
 }
@@ -168,9 +184,11 @@ func bench(ctx context.Context, c config) error {
 		defer os.RemoveAll(tmp)
 	}
 	bin := filepath.Join(tmp, "quorum")
-	logf("building the server: go build -o %s ./cmd/quorum", bin)
-	if err := goBuild(ctx, bin); err != nil {
-		return err
+	if c.inProcess == 0 {
+		logf("building the server: go build -o %s ./cmd/quorum", bin)
+		if err := goBuild(ctx, bin); err != nil {
+			return err
+		}
 	}
 	rec := &receiver{arrived: map[string]time.Time{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -213,7 +231,7 @@ func bench(ctx context.Context, c config) error {
 	fmt.Printf("- load average: %s at the start, %s at the end (1, 5, 15 min)\n", startLoad, loadavg())
 	worker := fmt.Sprintf("quorum serve --workers %d as a child process (Worker.PerEndpoint %d)", c.workers, perEndpoint(c))
 	if c.inProcess > 0 {
-		worker = fmt.Sprintf("River and webhook.Worker in the bench process, MaxWorkers %d, Worker.PerEndpoint %d, poll %s", c.workers, perEndpoint(c), c.poll)
+		worker = fmt.Sprintf("River and webhook.Worker in the bench process on the committers' *store.DB, MaxWorkers %d, Worker.PerEndpoint %d, poll %s, cooldown %s (0: defaults)", c.workers, perEndpoint(c), c.poll, c.cooldown)
 	}
 	fmt.Printf("- %d events per backend, one endpoint (the receiver in the bench process, loopback), %d committing goroutines; %s; baseline: bare net/http client, %d concurrent requests (the worker's attempts in flight to one endpoint), same bodies and headers\n\n",
 		c.events, c.committers, worker, perEndpoint(c))
@@ -231,11 +249,13 @@ func bench(ctx context.Context, c config) error {
 	return nil
 }
 
+// perEndpoint is the worker's limit of attempts in flight to one
+// endpoint: serve's default for --workers, or --in-process.
 func perEndpoint(c config) int {
 	if c.inProcess > 0 {
 		return c.inProcess
 	}
-	return webhook.DefaultPerEndpoint
+	return max(1, c.workers*3/4)
 }
 
 // worker is what works the delivery jobs: the child or River in-process.
@@ -245,7 +265,6 @@ type worker interface {
 }
 
 type inProcess struct {
-	db   *store.DB
 	jobs *store.Jobs
 }
 
@@ -254,28 +273,15 @@ func (p *inProcess) cpu() time.Duration { return 0 }
 func (p *inProcess) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := p.jobs.Stop(ctx)
-	p.db.Close()
-	return err
+	return p.jobs.Stop(ctx)
 }
 
-func startInProcess(ctx context.Context, c config, cfg store.Config) (*inProcess, error) {
-	db, err := store.Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+// configureInProcess makes db's River client work the deliveries in this
+// process, as quorum serve's does.
+func configureInProcess(c config, db *store.DB) (*store.Jobs, error) {
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &webhook.Worker{DB: db, Version: "bench", AllowPrivate: true, PerEndpoint: c.inProcess})
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: rw, Work: true, MaxWorkers: c.workers, PollInterval: c.poll})
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := jobs.Start(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &inProcess{db: db, jobs: jobs}, nil
+	return db.ConfigureJobs(store.JobsConfig{Workers: rw, Work: true, MaxWorkers: c.workers, PollInterval: c.poll, FetchCooldown: c.cooldown})
 }
 
 func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *receiver, recvURL string) (result, error) {
@@ -298,8 +304,14 @@ func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *re
 	if _, err := db.Migrate(ctx); err != nil {
 		return res, err
 	}
-	// Insert-only: the jobs are worked by the child.
-	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil {
+	// Insert-only when the jobs are worked by the child.
+	var jobs *store.Jobs
+	if c.inProcess > 0 {
+		jobs, err = configureInProcess(c, db)
+	} else {
+		_, err = db.ConfigureJobs(store.JobsConfig{})
+	}
+	if err != nil {
 		return res, err
 	}
 	acct, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, "bench-webhooks", "")
@@ -318,7 +330,8 @@ func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *re
 	var ch worker
 	if c.inProcess > 0 {
 		res.backend += " (in-process)"
-		ch, err = startInProcess(ctx, c, store.Config{URL: dbURL, DataDir: dataDir})
+		err = jobs.Start(ctx)
+		ch = &inProcess{jobs: jobs}
 	} else {
 		ch, err = startChild(ctx, "quorum-"+backend, bin, args)
 	}
