@@ -41,6 +41,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	rateLimit := c.Int("rate-limit", "QUORUM_RATE_LIMIT", 5000, "API requests allowed per token (or per client address without one) in each window")
 	rateWindow := c.Duration("rate-limit-window", "QUORUM_RATE_LIMIT_WINDOW", time.Hour, "length of the API rate-limit window")
 	trustProxy := c.Bool("trust-proxy", "QUORUM_TRUST_PROXY", false, "take the client address from X-Forwarded-For (only behind a proxy that sets it)")
+	ghFlags := addGitHubFlags(c)
 	workers := c.Int("workers", "QUORUM_WORKERS", 50, "jobs (webhook deliveries, maintenance) worked at once by this process; reviews have --review-workers")
 	webhookConcurrency := c.Int("webhook-concurrency", "QUORUM_WEBHOOK_CONCURRENCY", 0, "delivery attempts in flight to one endpoint in this process (default three quarters of --workers, so a slow endpoint leaves the rest to the others)")
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
@@ -95,11 +96,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer d.Close()
 	now := time.Now
 	tokens := token.NewStore(d, now)
+	gh, err := ghFlags.build(getenv, d, log, now)
+	if err != nil {
+		return err
+	}
 
 	// Jobs: every process can insert; workers run where the role says.
 	work := *role != roleAPI
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
+	gh.register(rw)
 	// Every role inserts deliveries (events, pings, redeliveries).
 	perEndpoint := *webhookConcurrency
 	if perEndpoint == 0 {
@@ -126,7 +132,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		river.AddWorker(rw, &pipeline.Worker{
 			DB:                d,
-			Sources:           map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }},
+			Sources:           gh.sources(map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }}),
+			Publishers:        gh.publishers(),
 			Specialists:       specialists,
 			SpecialistTimeout: *specialistTimeout,
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
@@ -137,7 +144,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Workers:      rw,
 		Work:         work,
 		MaxWorkers:   *workers,
-		Queues:       map[string]int{pipeline.Queue: *reviewWorkers},
+		Queues:       gh.queues(map[string]int{pipeline.Queue: *reviewWorkers}),
 		PeriodicJobs: []*river.PeriodicJob{store.OptimizeEvery()},
 		Logger:       log.With("component", "jobs"),
 
@@ -171,7 +178,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln.Close()
 		return err
 	}
-	var handler http.Handler = apiServer
+	var handler http.Handler = gh.mount(apiServer, docs)
 	if *role == roleWorker {
 		handler = probesOnly(apiServer)
 	}

@@ -87,6 +87,14 @@ func New(cfg Config, db *store.DB, gh GitHub, log *slog.Logger, now func() time.
 	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName)}, nil
 }
 
+// WithDocsURL returns the intake with its problem types linking to
+// docsURL (known only once the server listens).
+func (in *Intake) WithDocsURL(docsURL string) *Intake {
+	c := *in
+	c.cfg.DocsURL = docsURL
+	return &c
+}
+
 // Register adds the intake's job worker to rw.
 func (in *Intake) Register(rw *river.Workers) {
 	river.AddWorker(rw, &worker{in: in})

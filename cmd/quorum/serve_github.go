@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/github"
+	"github.com/quorum-review/quorum/internal/github/intake"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// githubFlags are serve's GitHub App flags.
+type githubFlags struct {
+	appID        *int
+	keyFile      *string
+	secret       *string
+	apiURL       *string
+	botName      *string
+	maxComments  *int
+	approve      *bool
+	checkRuns    *bool
+	reviewDrafts *bool
+}
+
+// envGitHubPrivateKey holds the App's private key PEM itself, for
+// platforms that pass secrets as environment rather than files.
+const envGitHubPrivateKey = "QUORUM_GITHUB_PRIVATE_KEY"
+
+func addGitHubFlags(c *command) *githubFlags {
+	return &githubFlags{
+		appID:        c.Int("github-app-id", "QUORUM_GITHUB_APP_ID", 0, "GitHub App id; with a private key and a webhook secret it turns on the GitHub App (POST /github/webhook)"),
+		keyFile:      c.String("github-private-key-file", "QUORUM_GITHUB_PRIVATE_KEY_FILE", "", "file holding the GitHub App's private key (PEM); or put the PEM itself in "+envGitHubPrivateKey),
+		secret:       c.String("github-webhook-secret", "QUORUM_GITHUB_WEBHOOK_SECRET", "", "the GitHub App's webhook secret, which signs every delivery"),
+		apiURL:       c.String("github-api-url", "QUORUM_GITHUB_API_URL", "", "GitHub REST API URL (default https://api.github.com/; GitHub Enterprise Server: https://HOST/api/v3/)"),
+		botName:      c.String("github-bot-name", "QUORUM_GITHUB_BOT_NAME", github.DefaultBotName, "name in the comment that asks for a new review (\"@quorum review\")"),
+		maxComments:  c.Int("github-max-comments", "QUORUM_GITHUB_MAX_COMMENTS", github.DefaultMaxComments, "inline comments per posted review; further findings go into its body"),
+		approve:      c.Bool("github-approve", "QUORUM_GITHUB_APPROVE", true, "post approve verdicts as APPROVE (false: as COMMENT)"),
+		checkRuns:    c.Bool("github-check-runs", "QUORUM_GITHUB_CHECK_RUNS", false, "show each review as a check run on its head"),
+		reviewDrafts: c.Bool("github-review-drafts", "QUORUM_GITHUB_REVIEW_DRAFTS", false, "review draft pull requests too"),
+	}
+}
+
+// gitHub is the GitHub App as serve runs it; nil when not configured, and
+// then its methods leave serve as it is without GitHub.
+type gitHub struct {
+	app    *github.App
+	intake *intake.Intake
+}
+
+// build makes the App from the flags, or returns nil when none of them
+// asks for it.
+func (f *githubFlags) build(getenv func(string) string, d *store.DB, log *slog.Logger, now func() time.Time) (*gitHub, error) {
+	pem := []byte(getenv(envGitHubPrivateKey))
+	if *f.keyFile != "" {
+		b, err := os.ReadFile(*f.keyFile)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--github-private-key-file: %w", err)}
+		}
+		pem = b
+	}
+	if *f.appID == 0 && len(pem) == 0 && *f.secret == "" {
+		return nil, nil
+	}
+	if *f.appID <= 0 || len(pem) == 0 || *f.secret == "" {
+		return nil, usageError{errors.New("the GitHub App needs --github-app-id, --github-private-key-file (or " + envGitHubPrivateKey + ") and --github-webhook-secret together")}
+	}
+	if *f.maxComments < 1 {
+		return nil, usageError{errors.New("--github-max-comments must be positive")}
+	}
+	cfg := github.Config{
+		AppID:         int64(*f.appID),
+		PrivateKeyPEM: pem,
+		WebhookSecret: *f.secret,
+		APIURL:        *f.apiURL,
+		BotName:       *f.botName,
+		MaxComments:   *f.maxComments,
+		Approve:       *f.approve,
+		CheckRuns:     *f.checkRuns,
+		ReviewDrafts:  *f.reviewDrafts,
+	}
+	app, err := github.New(cfg, d, log.With("component", "github"), now)
+	if err != nil {
+		return nil, err
+	}
+	cfg = app.Config()
+	in, err := intake.New(intake.Config{
+		WebhookSecret: cfg.WebhookSecret,
+		BotName:       cfg.BotName,
+		ReviewDrafts:  cfg.ReviewDrafts,
+	}, d, app, log.With("component", "github-intake"), now)
+	if err != nil {
+		return nil, err
+	}
+	return &gitHub{app: app, intake: in}, nil
+}
+
+// register adds the App's and the intake's workers.
+func (g *gitHub) register(rw *river.Workers) {
+	if g == nil {
+		return
+	}
+	g.app.Register(rw)
+	g.intake.Register(rw)
+}
+
+// sources adds the GitHub change source to sources.
+func (g *gitHub) sources(sources map[string]func(string) change.Source) map[string]func(string) change.Source {
+	if g != nil {
+		sources[intake.Source] = g.app.Source
+	}
+	return sources
+}
+
+// publishers returns the pipeline's publishers: GitHub's, when configured.
+func (g *gitHub) publishers() map[string]pipeline.Publisher {
+	if g == nil {
+		return nil
+	}
+	return map[string]pipeline.Publisher{intake.Source: g.app.Publisher()}
+}
+
+// queues adds the intake's queue, one worker per process so a pull
+// request's events are handled in order.
+func (g *gitHub) queues(queues map[string]int) map[string]int {
+	if g != nil {
+		queues[intake.Queue] = 1
+	}
+	return queues
+}
+
+// mount serves the webhook in front of next (the API, which answers 404
+// there without the App); its problem types link to docsURL.
+func (g *gitHub) mount(next http.Handler, docsURL string) http.Handler {
+	if g == nil {
+		return next
+	}
+	mux := http.NewServeMux()
+	mux.Handle(intake.Path, g.intake.WithDocsURL(docsURL))
+	mux.Handle("/", next)
+	return mux
+}
