@@ -682,3 +682,54 @@ func TestRiverSchedulesRetry(t *testing.T) {
 		}
 	})
 }
+
+// A job whose process died mid-attempt is rescued by River, which asks
+// NextRetry: the attempt never ended, so it is made again at once, and the
+// schedule counts recorded attempts, not River's. A job whose failed
+// attempt was recorded before the crash keeps that attempt's retry time.
+func TestRescuedAttempt(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		bd := setup(t, b)
+		srv := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+		hook := bd.endpoint(t, bd.account, srv.URL, "s3cret")
+		d := bd.record(t, bd.account)[hook]
+
+		// River attempt 1 died with its process: nothing recorded.
+		at := bd.clock.Now()
+		lost := &river.Job[DeliverArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, AttemptedAt: &at}, Args: DeliverArgs{DeliveryID: d}}
+		if got := bd.w.NextRetry(lost); got.After(time.Now().Add(time.Second)) {
+			t.Fatalf("rescued job retried at %s, want at once", got)
+		}
+		// River attempt 2 is the delivery's first: it fails and is retried
+		// after the first delay, not the second.
+		if err := bd.work(t, d, 2); err == nil {
+			t.Fatal("Work succeeded against a 503")
+		}
+		dl, attempts := bd.delivery(t, d)
+		if len(attempts) != 1 || attempts[0].Number != 1 || dl.NextAttemptAt == nil || !dl.NextAttemptAt.Equal(at.Add(RetryDelays[0])) {
+			t.Fatalf("after the rescued attempt: %+v, attempts %+v; want attempt 1 and a retry after %s", dl, attempts, RetryDelays[0])
+		}
+		if got := bd.w.NextRetry(&river.Job[DeliverArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 2, AttemptedAt: &at}}); !got.Equal(*dl.NextAttemptAt) {
+			t.Fatalf("NextRetry %s, want %s", got, dl.NextAttemptAt)
+		}
+
+		// River attempt 3 comes early (that attempt's process died before
+		// River heard of its failure): it waits for the recorded time.
+		bd.clock.Advance(time.Second)
+		var snooze *river.JobSnoozeError
+		if err := bd.work(t, d, 3); !errors.As(err, &snooze) || snooze.Duration != RetryDelays[0]-time.Second {
+			t.Fatalf("early retry: %v, want snoozed for %s", err, RetryDelays[0]-time.Second)
+		}
+		if _, attempts := bd.delivery(t, d); len(attempts) != 1 {
+			t.Fatalf("the early retry was attempted: %d attempts", len(attempts))
+		}
+		bd.clock.Advance(RetryDelays[0] - time.Second)
+		if err := bd.work(t, d, 3); err == nil {
+			t.Fatal("Work succeeded against a 503")
+		}
+		if dl, _ := bd.delivery(t, d); dl.Attempts != 2 || !dl.NextAttemptAt.Equal(bd.clock.Now().Add(RetryDelays[1])) {
+			t.Fatalf("after the second attempt: %+v, want a retry after %s", dl, RetryDelays[1])
+		}
+	})
+}
