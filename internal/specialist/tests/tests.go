@@ -97,6 +97,10 @@ type review struct {
 	// edits; testedAny the ecosystems with such a test anywhere.
 	testedDirs map[string]bool
 	testedAny  map[*ecosystem]bool
+	// addedTestLines are the substantial lines of test code the change
+	// adds, trimmed, per ecosystem: where removed tests' lines come back,
+	// the tests were moved or renamed.
+	addedTestLines map[*ecosystem]map[string]bool
 
 	findings []specialist.Finding
 }
@@ -206,6 +210,7 @@ func (r *review) index() {
 	r.removedCode = map[*ecosystem]map[string]bool{}
 	r.testedDirs = map[string]bool{}
 	r.testedAny = map[*ecosystem]bool{}
+	r.addedTestLines = map[*ecosystem]map[string]bool{}
 	addedCode := map[*ecosystem]map[string]bool{}
 	for _, x := range r.files {
 		for _, name := range x.testNames(x.f.Hunks, change.KindAdded) {
@@ -221,6 +226,11 @@ func (r *review) index() {
 					if l.Kind == change.KindAdded && isLogic(masked) {
 						r.testedDirs[path.Dir(x.path)] = true
 						r.testedAny[x.eco] = true
+					}
+					if l.Kind == change.KindAdded {
+						if t, ok := substantial(raw); ok {
+							setAdd(r.addedTestLines, x.eco, t)
+						}
 					}
 					continue
 				}
@@ -402,7 +412,7 @@ func (r *review) deletedTests(x *file) {
 			return
 		}
 		names := r.gone(x, x.deletedFileTests())
-		if len(names) == 0 || r.sourceDeletedWith(x) {
+		if len(names) == 0 || r.sourceDeletedWith(x) || r.cameBack(x, x.base) {
 			return
 		}
 		r.add(specialist.Finding{
@@ -417,11 +427,12 @@ func (r *review) deletedTests(x *file) {
 	if x.f.Status == change.StatusAdded {
 		return
 	}
-	// A hunk that declares as many tests as it removes renames them.
+	// A hunk that declares as many tests as it removes renames them; one
+	// whose removed lines the change adds back elsewhere moves them.
 	var removed []string
 	for _, h := range x.f.Hunks {
 		gone := x.testNames([]change.Hunk{h}, change.KindDeleted)
-		if len(gone) > len(x.testNames([]change.Hunk{h}, change.KindAdded)) {
+		if len(gone) > len(x.testNames([]change.Hunk{h}, change.KindAdded)) && !r.cameBack(x, x.deletedTestLines(h)) {
 			removed = append(removed, gone...)
 		}
 	}
@@ -440,6 +451,49 @@ func (r *review) deletedTests(x *file) {
 			"tested stays. Keep them, or replace them with tests of the new behavior; if they were " +
 			"obsolete, say why in the description.",
 	})
+}
+
+// movedShare is the share of a removed block of test code's substantial
+// lines that must come back among the change's added test lines for the
+// block to count as moved (or renamed and lightly edited) rather than
+// removed.
+const movedShare = 0.6
+
+// cameBack reports whether the removed test lines mostly reappear as added
+// test lines of the same ecosystem somewhere in the change: the tests were
+// moved, perhaps renamed and adapted to their new place.
+func (r *review) cameBack(x *file, removed []string) bool {
+	total, back := 0, 0
+	for _, raw := range removed {
+		t, ok := substantial(raw)
+		if !ok {
+			continue
+		}
+		total++
+		if r.addedTestLines[x.eco][t] {
+			back++
+		}
+	}
+	return total >= 3 && float64(back) >= movedShare*float64(total)
+}
+
+// deletedTestLines are the hunk's removed lines of test code.
+func (x *file) deletedTestLines(h change.Hunk) []string {
+	var out []string
+	for _, l := range h.Lines {
+		if l.Kind == change.KindDeleted && x.inTest(l) {
+			raw, _ := x.line(l)
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// substantial trims a line and says whether it says enough to tell where
+// it came from: not a brace, a blank or a short keyword line.
+func substantial(raw string) (string, bool) {
+	t := strings.TrimSpace(raw)
+	return t, len(t) >= 12
 }
 
 // quoteName quotes a test's name that is a sentence ("adds negatives"),

@@ -270,6 +270,27 @@ func TestGoTestRenamedOrMovedIsClean(t *testing.T) {
 	check(t, fs, files)
 }
 
+// A test moved to another package under a new name, its body adapted a
+// little to its new place, is not removed; a different test added in the
+// same change does not excuse a removal.
+func TestGoTestMovedAndRenamedIsClean(t *testing.T) {
+	t.Parallel()
+	removed := strings.Replace(goCalcTest, "func TestAddZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n\t}\n}\n", "", 1)
+	fs, _, files := runReview(t, nil, goBase(), map[string]string{
+		"calc/calc_test.go":      removed,
+		"calc/sum/sum.go":        "package sum\n\nimport \"example.com/calc\"\n\n// Add adds.\nfunc Add(a, b int) int { return calc.Add(a, b) }\n",
+		"calc/sum/sum_test.go":   "package sum\n\nimport \"testing\"\n\nfunc TestZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n\t}\n}\n",
+	})
+	check(t, fs, files)
+
+	fs, _, files = runReview(t, nil, goBase(), map[string]string{
+		"calc/calc_test.go":    removed,
+		"calc/sum/sum.go":      "package sum\n\nimport \"example.com/calc\"\n\n// Add adds.\nfunc Add(a, b int) int { return calc.Add(a, b) }\n",
+		"calc/sum/sum_test.go": "package sum\n\nimport \"testing\"\n\nfunc TestAddNegatives(t *testing.T) {\n\tif got := Add(-2, -3); got != -5 {\n\t\tt.Fatalf(\"Add(-2, -3) = %d\", got)\n\t}\n}\n",
+	})
+	check(t, fs, files, want{"calc/calc_test.go", "", RuleTestDeleted, "medium"})
+}
+
 func TestGoAssertionRemoved(t *testing.T) {
 	t.Parallel()
 	head := strings.Replace(goCalcTest, `	if got := Add(1, 2); got != 3 {
