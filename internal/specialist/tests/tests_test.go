@@ -277,9 +277,9 @@ func TestGoTestMovedAndRenamedIsClean(t *testing.T) {
 	t.Parallel()
 	removed := strings.Replace(goCalcTest, "func TestAddZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n\t}\n}\n", "", 1)
 	fs, _, files := runReview(t, nil, goBase(), map[string]string{
-		"calc/calc_test.go":      removed,
-		"calc/sum/sum.go":        "package sum\n\nimport \"example.com/calc\"\n\n// Add adds.\nfunc Add(a, b int) int { return calc.Add(a, b) }\n",
-		"calc/sum/sum_test.go":   "package sum\n\nimport \"testing\"\n\nfunc TestZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n\t}\n}\n",
+		"calc/calc_test.go":    removed,
+		"calc/sum/sum.go":      "package sum\n\nimport \"example.com/calc\"\n\n// Add adds.\nfunc Add(a, b int) int { return calc.Add(a, b) }\n",
+		"calc/sum/sum_test.go": "package sum\n\nimport \"testing\"\n\nfunc TestZero(t *testing.T) {\n\tif got := Add(0, 0); got != 0 {\n\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n\t}\n}\n",
 	})
 	check(t, fs, files)
 
