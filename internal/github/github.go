@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +53,9 @@ type Config struct {
 	CheckRuns bool
 	// ReviewDrafts reviews draft pull requests too (used by intake).
 	ReviewDrafts bool
+	// CacheDir keeps the fetched repositories (bare, shallow); "" is
+	// quorum-github in the system's temporary directory.
+	CacheDir string
 }
 
 func (c Config) withDefaults() Config {
@@ -65,6 +70,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxComments <= 0 {
 		c.MaxComments = DefaultMaxComments
+	}
+	if c.CacheDir == "" {
+		c.CacheDir = filepath.Join(os.TempDir(), "quorum-github")
 	}
 	return c
 }
@@ -84,6 +92,7 @@ type App struct {
 
 	mu            sync.Mutex
 	installations map[int64]*ghinstallation.Transport
+	fetching      sync.Map // cache directory → *sync.Mutex
 }
 
 // New returns the App for cfg, after checking its key.
@@ -120,6 +129,9 @@ func (a *App) transport(installationID int64) *ghinstallation.Transport {
 	if !ok {
 		t = ghinstallation.NewFromAppsTransport(a.apps, installationID)
 		t.BaseURL = a.apps.BaseURL
+		// An empty object, not JSON null: GitHub's description wants an
+		// object (or no body) and ghinstallation sends null otherwise.
+		t.InstallationTokenOptions = &gh.InstallationTokenOptions{}
 		a.installations[installationID] = t
 	}
 	return t
