@@ -104,7 +104,7 @@ func (in *Intake) plan(ctx context.Context, name string, payload []byte) (action
 func (in *Intake) installation(e *github.InstallationEvent) action {
 	inst := e.GetInstallation()
 	return func(ctx context.Context, tx store.Tx, now time.Time) error {
-		acct, err := account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
+		acct, err := ownerOf(ctx, tx, inst)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (in *Intake) installation(e *github.InstallationEvent) action {
 func (in *Intake) installationRepositories(e *github.InstallationRepositoriesEvent) action {
 	inst := e.GetInstallation()
 	return func(ctx context.Context, tx store.Tx, now time.Time) error {
-		acct, err := account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
+		acct, err := ownerOf(ctx, tx, inst)
 		if err != nil {
 			return err
 		}
@@ -258,6 +258,12 @@ func (in *Intake) repository(ctx context.Context, tx store.Tx, instID int64, r *
 		return inst, account.Repository{}, err
 	}
 	return inst, repos[0], nil
+}
+
+// ownerOf returns the account the installation belongs to, creating it
+// when new.
+func ownerOf(ctx context.Context, tx store.Tx, inst *github.Installation) (account.Account, error) {
+	return account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
 }
 
 func reviewArgs(inst account.Installation, repo account.Repository, number int, head, base string) pipeline.ReviewArgs {
