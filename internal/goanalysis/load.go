@@ -517,7 +517,7 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 	}
 	modDir, patterns := dirs[len(dirs)-1], dirs[:len(dirs)-1]
 	cfg := &packages.Config{
-		Mode:    packages.LoadAllSyntax | packages.NeedModule,
+		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
 		Dir:     filepath.Join(root, filepath.FromSlash(modDir)),
 		Env:     env,

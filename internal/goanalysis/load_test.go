@@ -100,6 +100,11 @@ func TestLoad(t *testing.T) {
 	if !slices.Contains(paths, "example.com/load/svc [example.com/load/svc.test]") {
 		t.Errorf("packages %v lack svc's test variant", paths)
 	}
+	// The test variant holds the package's own files: the package is not
+	// analyzed a second time on its own.
+	if slices.Contains(paths, "example.com/load/svc") {
+		t.Errorf("packages %v hold svc besides its test variant", paths)
+	}
 	if _, ok := p.HeadFile("svc/helper.go"); !ok {
 		t.Error("unchanged file of the package not copied")
 	}
