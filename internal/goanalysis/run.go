@@ -162,7 +162,9 @@ func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]a
 			orig[a] = a
 		}
 	}
+	release := skipOutside(run, p.Packages, p.Root)
 	graph, err := checker.Analyze(run, p.Packages, nil)
+	release()
 	if err != nil {
 		for _, a := range analyzers {
 			results[a] = analyzed{err: fmt.Errorf("analyze: %w", err)}

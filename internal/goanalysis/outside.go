@@ -1,0 +1,141 @@
+package goanalysis
+
+import (
+	"go/types"
+	"reflect"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/ctrlflow"
+	"golang.org/x/tools/go/analysis/passes/inspect"
+	"golang.org/x/tools/go/packages"
+	"honnef.co/go/tools/analysis/facts/deprecated"
+)
+
+// The checker applies every analyzer that uses facts, and the analyzers
+// it requires, to every dependency of the packages analyzed: for a small
+// change, staticcheck's IR of some 80–150 standard-library packages and
+// the fact analyzers over it, a fifth of a review's analysis. Yet the
+// loader has trimmed the function bodies of every package outside the
+// repository (see trim), so the facts drawn from bodies (a pure function,
+// a result never nil, a printf wrapper, an even-length slice) are absent
+// from them either way. Those analyzers are therefore skipped on packages
+// outside the repository: they return their result type's zero value and
+// export nothing, as they would on bodiless code, at no cost.
+//
+// Still run there are the analyzers whose facts come from declarations and
+// what they require: staticcheck's deprecations (what SA1019 reports of
+// the standard library and of modules) and the control-flow graphs, which
+// mark functions that never return (cheap on bodiless code).
+//
+// The checker has no per-package switch, so the skip is a wrapper around
+// the Run function of each analyzer concerned, installed once, in place;
+// it skips a pass only when the pass's package was registered as outside
+// by a running check, so any other use of the analyzers is unaffected.
+var outside = struct {
+	mu       sync.Mutex
+	wrapped  map[*analysis.Analyzer]bool
+	packages map[*types.Package]int // outside packages of running checks, counted
+}{wrapped: map[*analysis.Analyzer]bool{}, packages: map[*types.Package]int{}}
+
+// declarationFacts are the fact analyzers run on packages outside the
+// repository, with what they require.
+var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer, ctrlflow.Analyzer, inspect.Analyzer}
+
+// skipOutside prepares a check of analyzers over pkgs: it wraps the
+// analyzers that the checker would run on dependencies and registers the
+// dependencies outside the repository (under root). The check must call
+// release when it is over.
+func skipOutside(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) (release func()) {
+	keep := map[*analysis.Analyzer]bool{}
+	var keepAll func(a *analysis.Analyzer)
+	keepAll = func(a *analysis.Analyzer) {
+		if !keep[a] {
+			keep[a] = true
+			for _, r := range a.Requires {
+				keepAll(r)
+			}
+		}
+	}
+	for _, a := range declarationFacts {
+		keepAll(a)
+	}
+	// The analyzers that run on dependencies: those with facts, and what
+	// they require.
+	onDeps := map[*analysis.Analyzer]bool{}
+	var mark func(a *analysis.Analyzer)
+	mark = func(a *analysis.Analyzer) {
+		if !onDeps[a] {
+			onDeps[a] = true
+			for _, r := range a.Requires {
+				mark(r)
+			}
+		}
+	}
+	var visit func(a *analysis.Analyzer, seen map[*analysis.Analyzer]bool)
+	visit = func(a *analysis.Analyzer, seen map[*analysis.Analyzer]bool) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		if len(a.FactTypes) > 0 {
+			mark(a)
+		}
+		for _, r := range a.Requires {
+			visit(r, seen)
+		}
+	}
+	seen := map[*analysis.Analyzer]bool{}
+	for _, a := range analyzers {
+		visit(a, seen)
+	}
+
+	var deps []*types.Package
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if p.Types != nil && !inside(root, firstFile(p)) {
+			deps = append(deps, p.Types)
+		}
+	})
+
+	outside.mu.Lock()
+	defer outside.mu.Unlock()
+	for a := range onDeps {
+		if keep[a] || outside.wrapped[a] {
+			continue
+		}
+		// A skipped pass returns its result type's zero value, which an
+		// interface type has not: such an analyzer is left alone.
+		if a.ResultType != nil && a.ResultType.Kind() == reflect.Interface {
+			continue
+		}
+		outside.wrapped[a] = true
+		run, resultType := a.Run, a.ResultType
+		a.Run = func(pass *analysis.Pass) (any, error) {
+			if isOutside(pass.Pkg) {
+				if resultType == nil {
+					return nil, nil
+				}
+				return reflect.Zero(resultType).Interface(), nil
+			}
+			return run(pass)
+		}
+	}
+	for _, t := range deps {
+		outside.packages[t]++
+	}
+	return func() {
+		outside.mu.Lock()
+		defer outside.mu.Unlock()
+		for _, t := range deps {
+			if outside.packages[t]--; outside.packages[t] <= 0 {
+				delete(outside.packages, t)
+			}
+		}
+	}
+}
+
+func isOutside(p *types.Package) bool {
+	outside.mu.Lock()
+	defer outside.mu.Unlock()
+	return outside.packages[p] > 0
+}
