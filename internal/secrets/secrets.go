@@ -250,6 +250,17 @@ func finding(path string, line, endLine int, g report.Finding, pair *report.Find
 		f.Headline = "Possible hard-coded secret: " + kind
 		fmt.Fprintf(&b, "This line adds what looks like %s (%s), matched by gitleaks' %q rule. %s",
 			article(kind), shown, g.RuleID, g.Description)
+		if inTestCode(path) {
+			// A shape-only match in a test is most often the test's own
+			// fixture (a signing secret, a password of a test user): it is
+			// reported, but does not block the change. An issuer's format
+			// (an AWS key ID) in a test keeps its severity: a real key in
+			// a test is as leaked as anywhere else.
+			f.Severity = specialist.SeverityLow
+			f.Headline += " (in test code)"
+			b.WriteString(" The file is test code, where a value of this shape is usually a fixture; " +
+				"that is why this is reported at low severity.")
+		}
 	default:
 		f.Headline = "Hard-coded " + kind
 		fmt.Fprintf(&b, "This line adds %s (%s), matched by gitleaks' %q rule. %s",

@@ -246,6 +246,31 @@ func TestAWSKeyInYAML(t *testing.T) {
 	}
 }
 
+// TestShapeOnlyMatchInTestCodeIsLow: in test code a value that only
+// gitleaks' generic rule matches is most often a fixture, so it is low
+// (reported, not blocking); an issuer's format keeps its severity there.
+func TestShapeOnlyMatchInTestCodeIsLow(t *testing.T) {
+	t.Parallel()
+	id, password := awsKeyID(3), fake(26, alnum, 16)
+	body := text("package app", "", "const (", "\tkeyID    = \""+id+"\"", ")", "", "var db = map[string]string{", "\t\"password\": \""+password+"\",", "}")
+	for _, path := range []string{"app/app_test.go", "internal/x/testdata/config.go", "web/src/login.spec.go"} {
+		c := repoChange(t, map[string]*string{"README.md": text("# app")}, map[string]*string{path: body})
+		fs := scan(t, c, id, password)
+		assertFindings(t, fs, path,
+			want{"gitleaks:aws-access-token", 4, 4, specialist.SeverityCritical},
+			want{"gitleaks:generic-api-key", 8, 8, specialist.SeverityLow},
+		)
+		if len(fs) == 2 && !strings.HasSuffix(fs[1].Headline, "(in test code)") {
+			t.Errorf("%s: headline %q does not say it is in test code", path, fs[1].Headline)
+		}
+	}
+	c := repoChange(t, map[string]*string{"README.md": text("# app")}, map[string]*string{"app/app.go": body})
+	assertFindings(t, scan(t, c, id, password), "app/app.go",
+		want{"gitleaks:aws-access-token", 4, 4, specialist.SeverityCritical},
+		want{"gitleaks:generic-api-key", 8, 8, specialist.SeverityHigh},
+	)
+}
+
 func TestPrivateKey(t *testing.T) {
 	t.Parallel()
 	block, body := privateKey(3)
