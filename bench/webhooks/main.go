@@ -69,6 +69,7 @@ type config struct {
 	poll      time.Duration
 	cooldown  time.Duration
 	profile   string
+	backlog   bool
 }
 
 func main() {
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&c.inProcess, "in-process", 0, "instead of quorum serve, run River and the webhook worker in this process, on the *store.DB the events are committed through (as serve's own events are), with this many attempts in flight per endpoint (Worker.PerEndpoint); 0: the child process")
 	flag.DurationVar(&c.poll, "poll", 0, "with --in-process: River's fetch poll interval (0: the store's default)")
 	flag.DurationVar(&c.cooldown, "cooldown", 0, "with --in-process: River's fetch cooldown (0: the store's default)")
+	flag.BoolVar(&c.backlog, "backlog", false, "commit every event first, then start the worker: deliveries/s is the drain rate of the backlog, latency runs from the worker's start")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of this process (with --in-process: committers and worker) to this file")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (databases, binary)")
 	flag.Parse()
@@ -327,23 +329,40 @@ func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *re
 	if dbURL != "" {
 		args = append(args, "--database-url", dbURL)
 	}
-	var ch worker
-	if c.inProcess > 0 {
-		res.backend += " (in-process)"
-		err = jobs.Start(ctx)
-		ch = &inProcess{jobs: jobs}
-	} else {
-		ch, err = startChild(ctx, "quorum-"+backend, bin, args)
-	}
-	if err != nil {
-		return res, err
+	var (
+		ch   worker
+		cpu0 time.Duration
+	)
+	startWorker := func() error {
+		var err error
+		if c.inProcess > 0 {
+			err = jobs.Start(ctx)
+			ch = &inProcess{jobs: jobs}
+		} else {
+			ch, err = startChild(ctx, "quorum-"+backend, bin, args)
+		}
+		if err != nil {
+			return err
+		}
+		cpu0 = ch.cpu()
+		return nil
 	}
 	defer func() {
+		if ch == nil {
+			return
+		}
 		if err := ch.stop(); err != nil {
 			logf("%s: stop server: %v", backend, err)
 		}
 	}()
-	cpu0 := ch.cpu()
+	if c.inProcess > 0 {
+		res.backend += " (in-process)"
+	}
+	if c.backlog {
+		res.backend += " (backlog)"
+	} else if err := startWorker(); err != nil {
+		return res, err
+	}
 	rec.reset()
 
 	// Commit the events: one per transaction, as the review pipeline does.
@@ -387,6 +406,13 @@ func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *re
 		return res, fmt.Errorf("commit: %w", err)
 	}
 	logf("%s: committed %d events in %s; waiting for the deliveries", backend, c.events, res.commitDur.Round(time.Millisecond))
+	if c.backlog {
+		// Time the drain of the backlog from the worker's start.
+		start = time.Now()
+		if err := startWorker(); err != nil {
+			return res, err
+		}
+	}
 
 	// Wait for every delivery, bounded.
 	deadline := start.Add(c.timeout)
@@ -424,7 +450,7 @@ func runBackend(ctx context.Context, c config, backend, tmp, bin string, rec *re
 			continue
 		}
 		res.delivered++
-		res.lat = append(res.lat, at.Sub(ct))
+		res.lat = append(res.lat, at.Sub(later(ct, start)))
 		if at.After(last) {
 			last = at
 		}
@@ -660,6 +686,13 @@ func cpuPer(r result) string {
 		return "—"
 	}
 	return fmtDur(r.childCPU / time.Duration(max(r.delivered, 1)))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func pct(sorted []time.Duration, q float64) time.Duration {
