@@ -462,14 +462,7 @@ func TestServeLLM(t *testing.T) {
 	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
 	full := serveReview(t, getenv, dir, base, head, "--llm-base-url", d.baseURL(), "--llm-model", "test-model",
 		"--llm-api-key-env", "MY_LLM_KEY", "--llm-api-key-header", "api-key", "--llm-specialists", "security,logic")
-	found := false
-	for _, f := range full["findings"].([]any) {
-		f := f.(map[string]any)
-		if f["specialist"] == "security" && f["path"] == "db/users.py" && f["line"] == float64(4) {
-			found = true
-		}
-	}
-	if !found {
+	if !hasFinding(full, "security", "db/users.py", 4) {
 		t.Errorf("no LLM security finding on db/users.py:4 in %v", full["findings"])
 	}
 	summary, _ := full["summary"].(string)

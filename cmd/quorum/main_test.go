@@ -452,16 +452,21 @@ func TestServeWorksReviewJobs(t *testing.T) {
 
 	full := serveReview(t, env(), r.Dir, base, head)
 	// go vet's printf check finds %d with a string on the added line.
-	found := false
-	for _, f := range full["findings"].([]any) {
-		f := f.(map[string]any)
-		if f["specialist"] == "logic" && f["path"] == "app.go" && f["line"] == float64(8) {
-			found = true
-		}
-	}
-	if !found {
+	if !hasFinding(full, "logic", "app.go", 8) {
 		t.Errorf("no logic finding on app.go:8 in %v", full["findings"])
 	}
+}
+
+// hasFinding reports whether a review as the API shows it has a finding of
+// the specialist on path:line.
+func hasFinding(full map[string]any, specialist, path string, line int) bool {
+	for _, f := range full["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["specialist"] == specialist && f["path"] == path && f["line"] == float64(line) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveReview starts quorum serve with getenv and args, enqueues a review
