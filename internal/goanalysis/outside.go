@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/passes/ctrlflow"
-	"golang.org/x/tools/go/analysis/passes/inspect"
 	"golang.org/x/tools/go/packages"
 	"honnef.co/go/tools/analysis/facts/deprecated"
 )
@@ -17,21 +15,23 @@ import (
 // change, staticcheck's IR of some 80–150 standard-library packages and
 // the fact analyzers over it, a fifth of a review's analysis. Yet the
 // loader has trimmed the function bodies of every package outside the
-// repository (see trim), so the facts drawn from bodies (a pure function,
-// a result never nil, a printf wrapper, an even-length slice) are absent
-// from them either way. Those analyzers are therefore skipped on packages
-// outside the repository: they return their result type's zero value and
-// export nothing, as they would on bodiless code, at no cost.
+// repository (see trim), so the facts drawn from bodies (a function that
+// never returns, a pure function, a result never nil, a printf wrapper, an
+// even-length slice) are absent from them either way, but for the generic
+// functions, whose bodies the type checker needs. Those analyzers are
+// therefore skipped on packages outside the repository: they return their
+// result type's zero value and export nothing, at no cost.
 //
-// Still run there are the analyzers whose facts come from declarations and
-// what they require: staticcheck's deprecations (what SA1019 reports of
-// the standard library and of modules) and the control-flow graphs, which
-// mark functions that never return (cheap on bodiless code).
+// Still run there are the analyzers whose facts come from declarations:
+// staticcheck's deprecations (what SA1019 reports of the standard library
+// and of modules), cheap on bodiless code.
 //
 // The checker has no per-package switch, so the skip is a wrapper around
 // the Run function of each analyzer concerned, installed once, in place;
 // it skips a pass only when the pass's package was registered as outside
-// by a running check, so any other use of the analyzers is unaffected.
+// by a running check, so any other use of the analyzers is unaffected. An
+// analyzer is wrapped, under the lock, before the first check that runs it
+// starts, and never written again.
 var outside = struct {
 	mu       sync.Mutex
 	wrapped  map[*analysis.Analyzer]bool
@@ -39,8 +39,8 @@ var outside = struct {
 }{wrapped: map[*analysis.Analyzer]bool{}, packages: map[*types.Package]int{}}
 
 // declarationFacts are the fact analyzers run on packages outside the
-// repository, with what they require.
-var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer, ctrlflow.Analyzer, inspect.Analyzer}
+// repository (with what they require).
+var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer}
 
 // skipOutside prepares a check of analyzers over pkgs: it wraps the
 // analyzers that the checker would run on dependencies and registers the
