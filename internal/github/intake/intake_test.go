@@ -695,3 +695,51 @@ func TestCommentAsksForAReview(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkWebhook measures the answer GitHub waits for: a pull_request
+// delivery verified, stored with its job and answered 202 ("queued"),
+// against the same delivery verified and dropped ("ignored", no database)
+// as the baseline of the same run.
+func BenchmarkWebhook(b *testing.B) {
+	for _, backend := range storetest.Backends() {
+		b.Run(backend.Name, func(b *testing.B) {
+			db := backend.Open(b)
+			in, err := intake.New(intake.Config{WebhookSecret: secret}, db, nil, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rw := river.NewWorkers()
+			in.Register(rw)
+			if _, err := db.ConfigureJobs(store.JobsConfig{Workers: rw}); err != nil { // insert-only
+				b.Fatal(err)
+			}
+			raw, err := os.ReadFile(filepath.Join("testdata", "pull_request.opened.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, action := range []string{"ignored", "queued"} {
+				body := raw
+				if action == "ignored" {
+					body = bytes.Replace(raw, []byte(`"action": "opened"`), []byte(`"action": "labeled"`), 1)
+				}
+				sig := sign(body, secret)
+				b.Run(action, func(b *testing.B) {
+					n := 0
+					for b.Loop() {
+						n++
+						req := httptest.NewRequest(http.MethodPost, intake.Path, bytes.NewReader(body))
+						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set("X-GitHub-Event", "pull_request")
+						req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("bench-%s-%d", action, n))
+						req.Header.Set("X-Hub-Signature-256", sig)
+						w := httptest.NewRecorder()
+						in.ServeHTTP(w, req)
+						if w.Code != http.StatusAccepted || !strings.Contains(w.Body.String(), action) {
+							b.Fatalf("%d %s", w.Code, w.Body)
+						}
+					}
+				})
+			}
+		})
+	}
+}
