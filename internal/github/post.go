@@ -2,41 +2,614 @@ package github
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
+	gh "github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
 
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
-// PostArgs is the River job that posts a saved review (or the notice of a
-// failed run) to its pull request.
+// PostArgs is the River job that posts a saved review, or the notice of a
+// run that failed, to its pull request.
 type PostArgs struct {
-	Review   pipeline.ReviewArgs `json:"review"`
-	ReviewID string              `json:"review_id,omitempty"`
-	Reason   string              `json:"reason,omitempty"`
+	Review pipeline.ReviewArgs `json:"review"`
+	// ReviewID is the saved review; empty for a notice.
+	ReviewID string `json:"review_id,omitempty"`
+	// Reason is review.failed's reason, for a notice.
+	Reason string `json:"reason,omitempty"`
+	// Notice asks for the issue comment of a failed run.
+	Notice bool `json:"notice,omitempty"`
+	// ResetsAt is when the review rate limit resets, for a rate_limit
+	// notice.
+	ResetsAt time.Time `json:"resets_at,omitzero"`
 }
 
 // Kind names the job.
 func (PostArgs) Kind() string { return "github.post" }
+
+// postAttempts is how often posting is tried; rate limits snooze the job
+// instead of using attempts up.
+const postAttempts = 8
+
+// InsertOpts makes posting unique by its arguments: one post per review.
+func (PostArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: postAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// noticeWindow is how often at most a pull request gets a quorum_failure
+// notice.
+const noticeWindow = time.Hour
+
+type publisher struct{ app *App }
+
+var (
+	_ pipeline.Publisher = publisher{}
+	_ pipeline.Starter   = publisher{}
+)
+
+// Started shows the review in progress as a check run, when configured.
+func (p publisher) Started(ctx context.Context, args pipeline.ReviewArgs) error {
+	return p.app.startCheckRun(ctx, args)
+}
+
+// Head asks GitHub for the pull request's current head.
+func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, error) {
+	c, err := p.app.clientFor(args.Location)
+	if err != nil {
+		return "", err
+	}
+	pr, _, err := c.PullRequests.Get(ctx, args.Owner, args.Repo, args.PR)
+	if err != nil {
+		return "", fmt.Errorf("get %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
+	}
+	return pr.GetHead().GetSHA(), nil
+}
+
+// Publish queues the post of a saved review, or, for a run that failed,
+// the completion of its check run and, for quorum_failure and rate_limit,
+// a notice: at most one per pull request, reason and window, claimed here
+// in the review's transaction.
+func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.ReviewArgs, saved pipeline.Saved) error {
+	post := PostArgs{Review: args, ReviewID: saved.ReviewID, Reason: saved.Reason}
+	if saved.Reason != "" {
+		var window time.Time
+		switch saved.Reason {
+		case event.ReasonRateLimit:
+			post.ResetsAt = saved.RateLimit.ResetsAt
+			window = saved.RateLimit.ResetsAt
+		case event.ReasonQuorumFailure:
+			window = p.app.now().Truncate(noticeWindow)
+		}
+		if !window.IsZero() {
+			n, err := tx.Exec(ctx, `INSERT INTO github_notices (repository_id, pr_number, reason, window_start, created_at)
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, args.RepositoryID, args.PR, saved.Reason, store.Micros(window), store.Micros(p.app.now()))
+			if err != nil {
+				return fmt.Errorf("claim the notice of %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
+			}
+			post.Notice = n > 0 // else already told in this window
+		}
+		if !post.Notice && !p.app.cfg.CheckRuns {
+			return nil
+		}
+	}
+	return tx.InsertJob(ctx, post, nil)
+}
 
 type postWorker struct {
 	river.WorkerDefaults[PostArgs]
 	app *App
 }
 
+// Work posts the review or the notice.
 func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
-	return nil
+	err := w.work(ctx, job.Args)
+	if d, ok := rateLimited(err, w.app.now()); ok {
+		w.app.log.Info("GitHub rate limit; posting later", "owner", job.Args.Review.Owner, "repo", job.Args.Review.Repo,
+			"pr", job.Args.Review.PR, "after", d.String())
+		return river.JobSnooze(d)
+	}
+	return err
 }
 
-type publisher struct{ app *App }
-
-var _ pipeline.Publisher = publisher{}
-
-func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, error) {
-	return args.Head, nil
+func (w *postWorker) work(ctx context.Context, a PostArgs) error {
+	c, err := w.app.clientFor(a.Review.Location)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	if a.Reason != "" {
+		return w.app.postNotice(ctx, c, a)
+	}
+	full, err := review.NewStore(w.app.db).Get(ctx, a.Review.AccountID, a.ReviewID)
+	if err != nil {
+		return fmt.Errorf("load review %s: %w", a.ReviewID, err)
+	}
+	return w.app.postReview(ctx, c, a.Review, full)
 }
 
-func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.ReviewArgs, saved pipeline.Saved) error {
-	return tx.InsertJob(ctx, PostArgs{Review: args, ReviewID: saved.ReviewID, Reason: saved.Reason}, nil)
+// clientFor returns the client of the installation a ReviewArgs.Location
+// names.
+func (a *App) clientFor(location string) (*gh.Client, error) {
+	inst, err := strconv.ParseInt(location, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("github: location %q is not an installation id", location)
+	}
+	return a.client(inst)
+}
+
+// rateLimited reports whether err is one of GitHub's rate limits, and how
+// long to wait: Retry-After when given (secondary limits), else until
+// x-ratelimit-reset when x-ratelimit-remaining is 0, else a minute (a
+// secondary limit that names no time).
+func rateLimited(err error, now time.Time) (time.Duration, bool) {
+	var resp *http.Response
+	var abuse *gh.AbuseRateLimitError
+	var primary *gh.RateLimitError
+	var er *gh.ErrorResponse
+	switch {
+	case errors.As(err, &abuse):
+		resp = abuse.Response
+	case errors.As(err, &primary):
+		resp = primary.Response
+	case errors.As(err, &er):
+		resp = er.Response
+	default:
+		return 0, false
+	}
+	if resp == nil || (resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests) {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+		return max(time.Duration(s)*time.Second, time.Second), true
+	}
+	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
+			return max(time.Unix(reset, 0).Sub(now), time.Second), true
+		}
+	}
+	if abuse != nil || resp.StatusCode == http.StatusTooManyRequests ||
+		strings.Contains(strings.ToLower(errorMessage(err)), "secondary rate limit") {
+		return time.Minute, true
+	}
+	return 0, false // a 403 that is a refusal, not a limit
+}
+
+func errorMessage(err error) string {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Message
+	}
+	return err.Error()
+}
+
+// postNotice posts the one short issue comment of a run that did not
+// produce a review.
+func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
+	r := p.Review
+	if !p.Notice {
+		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
+	}
+	var body string
+	switch p.Reason {
+	case event.ReasonRateLimit:
+		body = fmt.Sprintf("quorum skipped the review of %s: this account has used all its reviews for now. "+
+			"The limit resets at %s UTC (%s); after that, push again or comment `@%s review`.",
+			short(r.Head), p.ResetsAt.UTC().Format("2006-01-02 15:04"), p.ResetsAt.UTC().Format(time.RFC3339), a.cfg.BotName)
+	case event.ReasonQuorumFailure:
+		body = fmt.Sprintf("quorum could not review %s: too few of its reviewers finished, so no verdict was given. "+
+			"Comment `@%s review` to try again.", short(r.Head), a.cfg.BotName)
+	default:
+		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
+	}
+	if _, _, err := c.Issues.CreateComment(ctx, r.Owner, r.Repo, r.PR, &gh.IssueComment{Body: &body}); err != nil {
+		return fmt.Errorf("post the notice on %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+	}
+	return a.completeCheckRun(ctx, c, r, p.Reason, nil)
+}
+
+// marker is the hidden fingerprint at the end of every comment quorum
+// posts, by which a finding already posted is not posted again.
+var marker = regexp.MustCompile(`<!-- quorum:fp=([A-Za-z0-9_:.-]+) -->`)
+
+func markerOf(fp string) string { return "<!-- quorum:fp=" + fp + " -->" }
+
+// postReview posts a review: one request with the summary, the verdict and
+// the inline comments; file-level comments before it.
+func (a *App) postReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, full review.Full) error {
+	pr, _, err := c.PullRequests.Get(ctx, r.Owner, r.Repo, r.PR)
+	if err != nil {
+		return fmt.Errorf("get %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+	}
+	if pr.GetHead().GetSHA() != r.Head {
+		return a.stale(ctx, c, r)
+	}
+	posted, err := postedFingerprints(ctx, c, r)
+	if err != nil {
+		return err
+	}
+	files, err := a.diffFiles(ctx, c, r)
+	if err != nil {
+		return err
+	}
+	plan := planReview(a.cfg, full, files, posted, pr.GetBase().GetRepo().GetHTMLURL())
+
+	// File-level comments go first, so the review's body can list those
+	// GitHub refused.
+	for _, fc := range plan.fileLevel {
+		cm := &gh.PullRequestComment{Body: &fc.body, CommitID: &r.Head, Path: &fc.finding.Path, SubjectType: gh.Ptr("file")}
+		_, resp, err := c.PullRequests.CreateComment(ctx, r.Owner, r.Repo, r.PR, cm)
+		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
+			plan.refused = append(plan.refused, fc.finding)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("post a file comment on %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+	}
+
+	inline := plan.inline
+	req := &gh.PullRequestReviewRequest{CommitID: &r.Head, Event: gh.Ptr(plan.event)}
+	for {
+		req.Comments = drafts(inline)
+		body := plan.body(a.cfg, r.Head)
+		req.Body = &body
+		_, resp, err := c.PullRequests.CreateReview(ctx, r.Owner, r.Repo, r.PR, req)
+		if err == nil {
+			break
+		}
+		if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity || len(inline) == 0 {
+			return fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		// GitHub refused a comment without saying which: find them with
+		// pending reviews (seen by no one, deleted at once), then post
+		// without them.
+		a.log.Info("GitHub refused a review comment; finding which", "owner", r.Owner, "repo", r.Repo, "pr", r.PR, "error", errorMessage(err))
+		good, bad, err := a.sortComments(ctx, c, r, inline)
+		if err != nil {
+			return err
+		}
+		if len(bad) == 0 {
+			// Each comment passes alone: post without any rather than fail.
+			bad, good = good, nil
+		}
+		for _, b := range bad {
+			plan.refused = append(plan.refused, b.finding)
+		}
+		inline = good
+	}
+	return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
+}
+
+// stale records review.failed stale_head: the pull request moved on
+// between saving and posting; the newer head has its own review.
+func (a *App) stale(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) error {
+	err := a.db.InTx(ctx, func(tx store.Tx) error {
+		_, err := event.RecordAt(ctx, tx, a.now(), r.AccountID, event.ReviewFailed, event.ReviewFailedData{
+			Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR, HeadSHA: r.Head, Reason: event.ReasonStaleHead, SpecialistsFailed: []string{},
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record the stale head of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+	}
+	return a.completeCheckRun(ctx, c, r, event.ReasonStaleHead, nil)
+}
+
+// postedFingerprints returns the fingerprints of the findings quorum
+// already commented on in the pull request, on any head.
+func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) (map[string]bool, error) {
+	posted := map[string]bool{}
+	opts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := c.PullRequests.ListComments(ctx, r.Owner, r.Repo, r.PR, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the comments of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		for _, cm := range page {
+			for _, m := range marker.FindAllStringSubmatch(cm.GetBody(), -1) {
+				posted[m[1]] = true
+			}
+		}
+		if resp.NextPage == 0 {
+			return posted, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// diffFiles returns the pull request's files as GitHub diffs them, by
+// path; nil when GitHub cannot say (too large), and then every comment is
+// tried inline and the 422 recovery sorts them out.
+func (a *App) diffFiles(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) (map[string]*change.File, error) {
+	ref := change.Ref{Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR}
+	files, complete, err := listFiles(ctx, c, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !complete {
+		diff, resp, err := c.PullRequests.GetRaw(ctx, r.Owner, r.Repo, r.PR, gh.RawOptions{Type: gh.Diff})
+		if resp != nil && resp.StatusCode == http.StatusNotAcceptable {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get the diff of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		if files, err = change.ParseDiff(strings.NewReader(diff)); err != nil {
+			return nil, nil
+		}
+	}
+	byPath := map[string]*change.File{}
+	for _, f := range files {
+		byPath[f.Path()] = f
+	}
+	return byPath, nil
+}
+
+// sortComments finds the comments GitHub refuses, by bisection with
+// pending reviews: a set GitHub takes is good, a refused set of one is bad.
+func (a *App) sortComments(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, cs []comment) (good, bad []comment, err error) {
+	if len(cs) == 0 {
+		return nil, nil, nil
+	}
+	rv, resp, err := c.PullRequests.CreateReview(ctx, r.Owner, r.Repo, r.PR,
+		&gh.PullRequestReviewRequest{CommitID: &r.Head, Comments: drafts(cs)})
+	if err == nil {
+		if _, _, err := c.PullRequests.DeletePendingReview(ctx, r.Owner, r.Repo, r.PR, rv.GetID()); err != nil {
+			return nil, nil, fmt.Errorf("delete a pending review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		return cs, nil, nil
+	}
+	if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		return nil, nil, fmt.Errorf("try comments on %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+	}
+	if len(cs) == 1 {
+		return nil, cs, nil
+	}
+	g1, b1, err := a.sortComments(ctx, c, r, cs[:len(cs)/2])
+	if err != nil {
+		return nil, nil, err
+	}
+	g2, b2, err := a.sortComments(ctx, c, r, cs[len(cs)/2:])
+	if err != nil {
+		return nil, nil, err
+	}
+	// New slices: g1 and b1 may share cs's array with g2 and b2.
+	return slices.Concat(g1, g2), slices.Concat(b1, b2), nil
+}
+
+// comment is a finding placed on the pull request.
+type comment struct {
+	finding   review.Finding
+	line      int
+	startLine int
+	body      string
+}
+
+func drafts(cs []comment) []*gh.DraftReviewComment {
+	out := make([]*gh.DraftReviewComment, 0, len(cs))
+	for _, c := range cs {
+		d := &gh.DraftReviewComment{Path: gh.Ptr(c.finding.Path), Body: gh.Ptr(c.body), Line: gh.Ptr(c.line), Side: gh.Ptr("RIGHT")}
+		if c.startLine > 0 && c.startLine < c.line {
+			d.StartLine, d.StartSide = gh.Ptr(c.startLine), gh.Ptr("RIGHT")
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// plan is what a review posts where.
+type plan struct {
+	summary   string
+	event     string
+	inline    []comment
+	fileLevel []comment
+	// overflow is past MaxComments; refused is what GitHub would not
+	// place; both are listed in the body.
+	overflow []review.Finding
+	refused  []review.Finding
+	repeated int
+	blobURL  string
+}
+
+// planReview decides each finding's place: inline on its lines when they
+// are in a hunk of GitHub's diff, a file-level comment when its file is in
+// the diff but its lines are not, the body past MaxComments or when its
+// file is not in the diff at all, and nowhere when it was already posted
+// on an earlier head. files nil means GitHub's diff is unknown: every
+// finding is tried inline.
+func planReview(cfg Config, full review.Full, files map[string]*change.File, posted map[string]bool, htmlURL string) *plan {
+	p := &plan{summary: full.Summary, event: reviewEvent(cfg, full.Verdict), blobURL: strings.TrimSuffix(htmlURL, "/")}
+	placed := 0
+	for _, f := range full.Findings {
+		if f.Fingerprint != "" && posted[f.Fingerprint] {
+			p.repeated++
+			continue
+		}
+		if placed >= cfg.MaxComments {
+			p.overflow = append(p.overflow, f)
+			continue
+		}
+		c := comment{finding: f, line: f.Line}
+		if f.EndLine > f.Line {
+			c.startLine, c.line = f.Line, f.EndLine
+		}
+		var file *change.File
+		if files != nil {
+			if file = files[f.Path]; file == nil {
+				p.overflow = append(p.overflow, f)
+				continue
+			}
+		}
+		suggestion := ""
+		if start, end, text, ok := suggestionFor(f); ok && inHunk(file, start, end) {
+			c.startLine, c.line, suggestion = start, end, text
+			if start == end {
+				c.startLine = 0
+			}
+		}
+		c.body = commentBody(f, suggestion)
+		placed++
+		if file != nil && !inHunk(file, max(c.startLine, 1), c.line) {
+			if inHunk(file, c.line, c.line) {
+				c.startLine = 0 // the range leaves the hunk: its last line alone
+			} else {
+				p.fileLevel = append(p.fileLevel, c)
+				continue
+			}
+		}
+		p.inline = append(p.inline, c)
+	}
+	return p
+}
+
+// inHunk reports whether lines start..end (at head) lie in one hunk of
+// file; a nil file (unknown diff) holds every line.
+func inHunk(file *change.File, start, end int) bool {
+	if file == nil {
+		return true
+	}
+	if start > end {
+		start = end
+	}
+	h := file.HunkFor(end)
+	return h != nil && file.HunkFor(start) == h
+}
+
+func reviewEvent(cfg Config, verdict string) string {
+	switch verdict {
+	case review.VerdictRequestChanges:
+		return "REQUEST_CHANGES"
+	case review.VerdictApprove:
+		if cfg.Approve {
+			return "APPROVE"
+		}
+	}
+	return "COMMENT"
+}
+
+// suggestionFor turns a one-hunk suggested patch into the head lines it
+// replaces and their replacement, for a ```suggestion block.
+func suggestionFor(f review.Finding) (start, end int, text string, ok bool) {
+	if f.SuggestedPatch == nil || *f.SuggestedPatch == "" {
+		return 0, 0, "", false
+	}
+	files, err := change.ParseDiff(strings.NewReader(*f.SuggestedPatch))
+	if err != nil || len(files) != 1 || len(files[0].Hunks) != 1 || files[0].Path() != f.Path {
+		return 0, 0, "", false
+	}
+	h := files[0].Hunks[0]
+	if h.OldLines == 0 {
+		return 0, 0, "", false // an insertion replaces no line to comment on
+	}
+	var b strings.Builder
+	for _, l := range h.Lines {
+		if l.Kind != change.KindDeleted {
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return h.OldStart, h.OldStart + h.OldLines - 1, b.String(), true
+}
+
+var severityIcon = map[string]string{"critical": "🛑", "high": "🔴", "medium": "🟠", "low": "🟡", "info": "🔵"}
+
+// commentBody is a finding's comment: headline, explanation, the
+// suggestion or patch, and the hidden fingerprint.
+func commentBody(f review.Finding, suggestion string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s **%s** · %s · %s\n\n", severityIcon[f.Severity], f.Headline, f.Severity, f.Category)
+	if f.Body != "" {
+		b.WriteString(strings.TrimSpace(f.Body))
+		b.WriteString("\n\n")
+	}
+	switch {
+	case suggestion != "":
+		fence := fenceFor(suggestion)
+		fmt.Fprintf(&b, "%ssuggestion\n%s%s\n\n", fence, suggestion, fence)
+	case f.SuggestedPatch != nil && *f.SuggestedPatch != "":
+		fence := fenceFor(*f.SuggestedPatch)
+		fmt.Fprintf(&b, "<details><summary>Suggested patch</summary>\n\n%sdiff\n%s\n%s\n\n</details>\n\n", fence, strings.TrimSuffix(*f.SuggestedPatch, "\n"), fence)
+	}
+	fmt.Fprintf(&b, "<sub>%s</sub>\n", provenance(f))
+	if f.Fingerprint != "" {
+		b.WriteString(markerOf(f.Fingerprint))
+	}
+	return b.String()
+}
+
+// fenceFor returns a code fence longer than any run of backticks in s.
+func fenceFor(s string) string {
+	n, run := 3, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", n)
+}
+
+func provenance(f review.Finding) string {
+	p := "quorum · " + f.Specialist
+	if f.Rule != "" {
+		p += " · " + f.Rule
+	}
+	return p
+}
+
+// body is the review's body: the summary, the findings past the inline
+// limit or outside the diff, and those GitHub refused.
+func (p *plan) body(cfg Config, head string) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(p.summary))
+	if b.Len() == 0 {
+		b.WriteString("quorum reviewed this change.")
+	}
+	b.WriteString("\n")
+	if len(p.overflow) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>%d more finding(s) (beyond %d inline comments, or outside the diff)</summary>\n\n", len(p.overflow), cfg.MaxComments)
+		p.list(&b, p.overflow, head)
+		b.WriteString("\n</details>\n")
+	}
+	if len(p.refused) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>%d finding(s) GitHub would not place as comments</summary>\n\n", len(p.refused))
+		p.list(&b, p.refused, head)
+		b.WriteString("\n</details>\n")
+	}
+	if p.repeated > 0 {
+		fmt.Fprintf(&b, "\n%d finding(s) already commented on an earlier push are not repeated.\n", p.repeated)
+	}
+	return b.String()
+}
+
+func (p *plan) list(b *strings.Builder, fs []review.Finding, head string) {
+	for _, f := range fs {
+		end := max(f.EndLine, f.Line)
+		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s#L%d`](%s/blob/%s/%s#L%d-L%d)", severityIcon[f.Severity], f.Headline, f.Severity,
+			f.Specialist, f.Path, f.Line, p.blobURL, head, f.Path, f.Line, end)
+		if f.Fingerprint != "" {
+			b.WriteString(" " + markerOf(f.Fingerprint))
+		}
+		b.WriteString("\n")
+	}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

@@ -79,8 +79,8 @@ var ErrSuperseded = errors.New("a newer head of the pull request was pushed")
 // Publisher posts a finished review back to where the change came from.
 type Publisher interface {
 	// Head returns the pull request's current head on the platform; when it
-	// differs from args.Head the worker saves review.failed stale_head and
-	// publishes nothing.
+	// differs from args.Head the worker saves review.failed stale_head, and
+	// Publish sees that reason: it posts no review.
 	Head(ctx context.Context, args ReviewArgs) (string, error)
 	// Publish is called inside Save's transaction (so posting is queued
 	// atomically with the review): it inserts the job(s) that post the
@@ -157,7 +157,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			w.Log.Error("review failed", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head, "error", err.Error())
 		}
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonInternalError, w.now())
-		if _, serr := w.save(ctx, a, res, true); serr != nil {
+		if _, serr := w.save(ctx, a, res); serr != nil {
 			return errors.Join(err, serr)
 		}
 		return nil
@@ -168,7 +168,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			return fail(err)
 		}
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonRateLimit, w.now())
-		if _, err := w.save(ctx, a, res, true); err != nil {
+		if _, err := w.save(ctx, a, res); err != nil {
 			return fail(err)
 		}
 		return nil
@@ -215,27 +215,37 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			return fail(fmt.Errorf("ask for the current head: %w", err))
 		}
 		if head != a.Head {
+			// The publisher posts nothing for it, but may close what
+			// Started opened.
 			res = Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonStaleHead, w.now())
-			if _, err := w.save(ctx, a, res, false); err != nil {
+			if _, err := w.save(ctx, a, res); err != nil {
 				return fail(fmt.Errorf("save the review: %w", err))
 			}
 			return nil
 		}
 	}
-	if _, err := w.save(ctx, a, res, true); err != nil {
+	if _, err := w.save(ctx, a, res); err != nil {
 		return fail(fmt.Errorf("save the review: %w", err))
 	}
 	return nil
 }
 
-// save saves res and, when publish is set and the source has a Publisher,
-// queues its posting in the same transaction.
-func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result, publish bool) (Saved, error) {
+// save saves res and, when the source has a Publisher, queues its posting
+// in the same transaction.
+func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result) (Saved, error) {
 	pub := w.Publishers[a.Source]
-	if !publish || pub == nil {
+	if pub == nil {
 		return Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits)
 	}
 	return saveThen(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits, event.RecordAt, func(tx store.Tx, saved Saved) error {
+		if saved.Reason == event.ReasonRateLimit {
+			// The publisher says when the limit resets.
+			u, err := Usage(ctx, tx, a.AccountID, w.Limits, res.Review.SynthesizedAt)
+			if err != nil {
+				return err
+			}
+			saved.RateLimit = u
+		}
 		return pub.Publish(ctx, tx, a, saved)
 	})
 }

@@ -27,6 +27,7 @@ const used = {
   "/repos/{owner}/{repo}/pulls/{pull_number}": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/files": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/reviews": ["post"],
+  "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}": ["delete"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/comments": ["get", "post"],
   "/repos/{owner}/{repo}/issues/{issue_number}/comments": ["get", "post"],
   "/repos/{owner}/{repo}/collaborators/{username}/permission": ["get"],

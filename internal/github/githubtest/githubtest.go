@@ -110,6 +110,7 @@ type repo struct {
 	comments    map[int][]ReviewComment
 	issue       map[int][]IssueComment
 	checkRuns   []*CheckRun
+	pending     map[int64]int // pending review → pull request
 }
 
 // Pull is a pull request of a repository the double serves.
@@ -198,7 +199,7 @@ func (s *Server) AddRepo(owner, name, dir string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, dir: dir, pulls: map[int]*Pull{},
-		permissions: map[string]string{}, reviews: map[int][]Review{}, comments: map[int][]ReviewComment{}, issue: map[int][]IssueComment{}}
+		permissions: map[string]string{}, reviews: map[int][]Review{}, comments: map[int][]ReviewComment{}, issue: map[int][]IssueComment{}, pending: map[int64]int{}}
 }
 
 // AddPull opens (or replaces) pull request p of owner/name.
@@ -254,6 +255,13 @@ func (s *Server) FilesPageSize(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.filesPageSize = n
+}
+
+// Pending returns how many pending reviews are left on the repository.
+func (s *Server) Pending(owner, name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.repo(owner, name).pending)
 }
 
 // Reviews returns the reviews posted on a pull request.
@@ -489,7 +497,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.R
 		v := example(route, 200)
 		v["permission"] = perm
 		v["role_name"] = perm
-		v["user"].(map[string]any)["login"] = p["username"]
+		u := v["user"].(map[string]any)
+		u["login"], u["role_name"] = p["username"], perm
 		writeJSON(w, 200, v)
 		return
 	case "checks/create":
@@ -557,6 +566,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.R
 			return
 		}
 		writeJSON(w, 200, s.pullJSON(route, rp, pr))
+	case "pulls/delete-pending-review":
+		id, _ := strconv.ParseInt(p["review_id"], 10, 64)
+		if rp.pending[id] != number {
+			s.problem(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		delete(rp.pending, id)
+		v := exampleOf(route.Operation, 200).(map[string]any)
+		v["id"], v["state"] = id, "PENDING"
+		writeJSON(w, 200, v)
 	case "pulls/list-files":
 		s.listFiles(w, r, rp, pr)
 	case "pulls/create-review":
@@ -809,6 +828,15 @@ func (s *Server) createReview(w http.ResponseWriter, route *routers.Route, rp *r
 		return
 	}
 	in.ID = s.id()
+	if in.Event == "" {
+		// A pending review: seen by its author only, until submitted or
+		// deleted.
+		rp.pending[in.ID] = pr.Number
+		v := example(route, 200)
+		v["id"], v["body"], v["commit_id"], v["state"] = in.ID, in.Body, in.CommitID, "PENDING"
+		writeJSON(w, 200, v)
+		return
+	}
 	for i := range in.Comments {
 		in.Comments[i].ID = s.id()
 		in.Comments[i].CommitID = in.CommitID

@@ -1,0 +1,322 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/change/changetest"
+	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/github/githubtest"
+	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+)
+
+// lines returns n numbered lines, with the lines in changed rewritten.
+func lines(n int, changed ...int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		text := fmt.Sprintf("line %d", i)
+		for _, c := range changed {
+			if c == i {
+				text = fmt.Sprintf("changed %d", i)
+			}
+		}
+		b.WriteString(text + "\n")
+	}
+	return b.String()
+}
+
+// posting is a double serving a repository whose pull request #7 changes
+// main.go at lines 10-12 and 30 (hunks 7-15 and 27-33) and adds new.go, an
+// App, and the stored repository.
+type posting struct {
+	gh   *githubtest.Server
+	app  *App
+	db   *store.DB
+	git  *changetest.Repo
+	repo account.Repository
+	base string
+	head string
+}
+
+func setupPosting(t *testing.T, db *store.DB, cfg Config) *posting {
+	t.Helper()
+	g := changetest.NewRepo(t)
+	g.Write(map[string]string{"main.go": lines(40), "other.go": lines(5)})
+	base := g.Commit("base")
+	g.Write(map[string]string{"main.go": lines(40, 10, 11, 12, 30), "new.go": lines(5)})
+	head := g.Commit("head")
+	srv := githubtest.New(t)
+	srv.AddRepo("octo", "demo", g.Dir)
+	srv.AddPull("octo", "demo", githubtest.Pull{Number: 7, Base: base, Head: head})
+	cfg.AppID, cfg.PrivateKeyPEM, cfg.APIURL, cfg.CacheDir = githubtest.AppID, srv.PrivateKeyPEM(), srv.APIURL(), t.TempDir()
+	app, err := New(cfg, db, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &posting{gh: srv, app: app, db: db, git: g, repo: storetest.Repo(t, db, "octo", "octo", "demo"), base: base, head: head}
+}
+
+func (p *posting) args() pipeline.ReviewArgs {
+	return pipeline.ReviewArgs{AccountID: p.repo.AccountID, RepositoryID: p.repo.ID, Owner: "octo", Repo: "demo", PR: 7,
+		Head: p.head, Base: p.base, Source: "github", Location: "99"}
+}
+
+func finding(path string, line, end int, fp string) review.Finding {
+	return review.Finding{Specialist: "logic", Category: "logic", Severity: "medium", Path: path, Line: line, EndLine: end,
+		Headline: "Problem at " + path + fmt.Sprint(":", line), Body: "Why it matters.", Fingerprint: fp, Engine: review.EngineBuiltin,
+		Rule: "test:rule", DetectedAt: time.Now().UTC().Truncate(time.Microsecond)}
+}
+
+// save stores a review of the current head with findings and returns it.
+func (p *posting) save(t *testing.T, verdict string, findings ...review.Finding) review.Full {
+	t.Helper()
+	full := review.Full{Review: review.Review{Owner: "octo", Repo: "demo", PRNumber: 7, HeadSHA: p.head, BaseSHA: p.base,
+		RepositoryID: p.repo.ID, Verdict: verdict, SynthesizedAt: time.Now().UTC().Truncate(time.Microsecond),
+		SpecialistsSucceeded: []string{"logic"}, FindingsCount: len(findings), Summary: "Summary of the review."}, Findings: findings}
+	if err := review.NewStore(p.db).Create(context.Background(), p.db.Writer(), &full); err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
+// post runs the post job of a saved review.
+func (p *posting) post(t *testing.T, full review.Full) error {
+	t.Helper()
+	w := &postWorker{app: p.app}
+	return w.Work(context.Background(), &river.Job[PostArgs]{Args: PostArgs{Review: p.args(), ReviewID: full.ID}})
+}
+
+func (p *posting) mustPost(t *testing.T, full review.Full) githubtest.Review {
+	t.Helper()
+	if err := p.post(t, full); err != nil {
+		t.Fatal(err)
+	}
+	rs := p.gh.Reviews("octo", "demo", 7)
+	if len(rs) == 0 {
+		t.Fatal("no review posted")
+	}
+	return rs[len(rs)-1]
+}
+
+func byPath(cs []githubtest.ReviewComment) map[string][]githubtest.ReviewComment {
+	out := map[string][]githubtest.ReviewComment{}
+	for _, c := range cs {
+		out[c.Path] = append(out[c.Path], c)
+	}
+	return out
+}
+
+func TestPostPlacesCommentsOnTheirLines(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	patch := "diff --git a/new.go b/new.go\n--- a/new.go\n+++ b/new.go\n@@ -2,1 +2,1 @@\n-line 2\n+line two\n"
+	sugg := finding("new.go", 2, 2, "fp-sugg")
+	sugg.SuggestedPatch = &patch
+	full := p.save(t, review.VerdictRequestChanges,
+		finding("main.go", 10, 10, "fp-one"),
+		finding("main.go", 11, 12, "fp-range"),
+		finding("main.go", 20, 20, "fp-outside-hunk"),
+		sugg,
+		finding("other.go", 3, 3, "fp-not-in-diff"),
+	)
+	rv := p.mustPost(t, full)
+	if rv.Event != "REQUEST_CHANGES" || rv.CommitID != p.head {
+		t.Fatalf("review %s on %s, want REQUEST_CHANGES on the reviewed head %s", rv.Event, rv.CommitID, p.head)
+	}
+	inline := byPath(rv.Comments)
+	if len(rv.Comments) != 3 {
+		t.Fatalf("%d inline comments, want 3: %+v", len(rv.Comments), rv.Comments)
+	}
+	m := inline["main.go"]
+	if len(m) != 2 || m[0].Line != 10 || m[0].StartLine != 0 || m[0].Side != "RIGHT" || m[1].Line != 12 || m[1].StartLine != 11 {
+		t.Fatalf("main.go comments %+v, want line 10 and lines 11-12 on the right side", m)
+	}
+	if !strings.Contains(m[0].Body, "<!-- quorum:fp=fp-one -->") {
+		t.Errorf("comment without its fingerprint marker: %q", m[0].Body)
+	}
+	n := inline["new.go"]
+	if len(n) != 1 || n[0].Line != 2 || !strings.Contains(n[0].Body, "```suggestion\nline two\n```") {
+		t.Fatalf("new.go comment %+v, want a suggestion block on line 2", n)
+	}
+	var file *githubtest.ReviewComment
+	for _, c := range p.gh.Comments("octo", "demo", 7) {
+		if c.SubjectType == "file" {
+			file = &c
+		}
+	}
+	if file == nil || file.Path != "main.go" || !strings.Contains(file.Body, "fp-outside-hunk") {
+		t.Fatalf("file-level comment %+v, want one on main.go for line 20", file)
+	}
+	wantLink := "/blob/" + p.head + "/other.go#L3-L3"
+	if !strings.Contains(rv.Body, "Summary of the review.") || !strings.Contains(rv.Body, "<details>") || !strings.Contains(rv.Body, wantLink) {
+		t.Fatalf("body does not hold the summary and other.go's finding with a link to %s:\n%s", wantLink, rv.Body)
+	}
+}
+
+func TestPostEvents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		approve bool
+		verdict string
+		want    string
+	}{
+		{false, review.VerdictApprove, "COMMENT"},
+		{true, review.VerdictApprove, "APPROVE"},
+		{true, review.VerdictComment, "COMMENT"},
+		{false, review.VerdictRequestChanges, "REQUEST_CHANGES"},
+	} {
+		if got := reviewEvent(Config{Approve: tc.approve}, tc.verdict); got != tc.want {
+			t.Errorf("approve=%v %s: %s, want %s", tc.approve, tc.verdict, got, tc.want)
+		}
+	}
+	p := setupPosting(t, storetest.SQLite(t), Config{Approve: true})
+	if rv := p.mustPost(t, p.save(t, review.VerdictApprove)); rv.Event != "APPROVE" {
+		t.Fatalf("posted %s, want APPROVE", rv.Event)
+	}
+}
+
+func TestPostCapsInlineComments(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{MaxComments: 2})
+	full := p.save(t, review.VerdictComment,
+		finding("main.go", 10, 10, "a"), finding("main.go", 11, 11, "b"), finding("main.go", 12, 12, "c"), finding("main.go", 30, 30, "d"))
+	rv := p.mustPost(t, full)
+	if len(rv.Comments) != 2 || rv.Comments[0].Line != 10 || rv.Comments[1].Line != 11 {
+		t.Fatalf("inline %+v, want the first two findings", rv.Comments)
+	}
+	for _, l := range []string{"main.go#L12-L12", "main.go#L30-L30"} {
+		if !strings.Contains(rv.Body, "/blob/"+p.head+"/"+l) {
+			t.Errorf("body lacks the link to %s:\n%s", l, rv.Body)
+		}
+	}
+	if !strings.Contains(rv.Body, "<details><summary>2 more finding(s)") {
+		t.Errorf("body does not group the rest in <details>:\n%s", rv.Body)
+	}
+}
+
+func TestPostRecoversFromA422(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	p.gh.RejectComments(func(c githubtest.ReviewComment) bool { return c.Line == 11 || c.Line == 30 })
+	full := p.save(t, review.VerdictComment,
+		finding("main.go", 10, 10, "a"), finding("main.go", 11, 11, "b"), finding("main.go", 12, 12, "c"), finding("main.go", 30, 30, "d"),
+		finding("new.go", 1, 1, "e"))
+	rv := p.mustPost(t, full)
+	var got []int
+	for _, c := range rv.Comments {
+		got = append(got, c.Line)
+	}
+	if fmt.Sprint(got) != "[10 12 1]" {
+		t.Fatalf("inline comments on lines %v, want [10 12 1] (11 and 30 refused)", got)
+	}
+	if !strings.Contains(rv.Body, "2 finding(s) GitHub would not place") || !strings.Contains(rv.Body, "main.go#L11-L11") || !strings.Contains(rv.Body, "main.go#L30-L30") {
+		t.Fatalf("body does not list the refused comments:\n%s", rv.Body)
+	}
+	if n := len(p.gh.Reviews("octo", "demo", 7)); n != 1 {
+		t.Fatalf("%d reviews posted, want 1", n)
+	}
+	if n := p.gh.Pending("octo", "demo"); n != 0 {
+		t.Fatalf("%d pending reviews left behind", n)
+	}
+}
+
+func TestPostDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "same"), finding("main.go", 30, 30, "fixed-later")))
+
+	// A push: the same problem (same fingerprint) now sits on line 11,
+	// and a new one appears.
+	p.git.Write(map[string]string{"main.go": lines(41, 10, 11, 12, 13, 30)})
+	p.head = p.git.Commit("push")
+	p.gh.SetHead("octo", "demo", 7, p.head)
+	rv := p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 11, 11, "same"), finding("main.go", 13, 13, "new")))
+	if len(rv.Comments) != 1 || !strings.Contains(rv.Comments[0].Body, "quorum:fp=new") {
+		t.Fatalf("second review's comments %+v, want only the new finding", rv.Comments)
+	}
+	if !strings.Contains(rv.Body, "1 finding(s) already commented on an earlier push") {
+		t.Errorf("body does not say a finding was not repeated:\n%s", rv.Body)
+	}
+}
+
+func TestPostStaleHeadPostsNothing(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		p := setupPosting(t, b.Open(t), Config{})
+		full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
+		p.git.Write(map[string]string{"late.go": "x\n"})
+		p.gh.SetHead("octo", "demo", 7, p.git.Commit("late push"))
+		if err := p.post(t, full); err != nil {
+			t.Fatal(err)
+		}
+		if rs := p.gh.Reviews("octo", "demo", 7); len(rs) != 0 {
+			t.Fatalf("posted %d reviews on a moved head", len(rs))
+		}
+		evs, err := event.List(context.Background(), p.db.Reader(), p.repo.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data event.ReviewFailedData
+		for _, e := range evs {
+			if e.Name == event.ReviewFailed {
+				if err := json.Unmarshal(e.Data, &data); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if data.Reason != event.ReasonStaleHead || data.HeadSHA != p.head {
+			t.Fatalf("review.failed %+v, want stale_head for %s", data, p.head)
+		}
+	})
+}
+
+func TestPostSnoozesOnRateLimits(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	full := p.save(t, review.VerdictComment, finding("main.go", 10, 10, "a"))
+
+	p.gh.SecondaryRateLimit(1, 90*time.Second)
+	var snooze *river.JobSnoozeError
+	if err := p.post(t, full); !errors.As(err, &snooze) || snooze.Duration != 90*time.Second {
+		t.Fatalf("secondary limit: %v, want a 90 s snooze", err)
+	}
+
+	reset := time.Now().Add(10 * time.Minute).Truncate(time.Second)
+	p.gh.PrimaryRateLimit(reset)
+	if err := p.post(t, full); !errors.As(err, &snooze) || snooze.Duration < 9*time.Minute || snooze.Duration > 10*time.Minute {
+		t.Fatalf("primary limit: %v, want a snooze until %s", err, reset)
+	}
+	if rs := p.gh.Reviews("octo", "demo", 7); len(rs) != 0 {
+		t.Fatal("posted while rate limited")
+	}
+
+	p.gh.PrimaryRateLimit(time.Time{})
+	if rv := p.mustPost(t, full); len(rv.Comments) != 1 {
+		t.Fatalf("after the limits: %+v", rv)
+	}
+}
+
+func TestCanWrite(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	for login, perm := range map[string]string{"admin": "admin", "writer": "write", "reader": "read"} {
+		p.gh.SetPermission("octo", "demo", login, perm)
+	}
+	for login, want := range map[string]bool{"admin": true, "writer": true, "reader": false, "stranger": false} {
+		got, err := p.app.CanWrite(context.Background(), 99, "octo", "demo", login)
+		if err != nil || got != want {
+			t.Errorf("CanWrite(%s) = %v, %v; want %v", login, got, err, want)
+		}
+	}
+}
