@@ -145,7 +145,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Work:         work,
 		MaxWorkers:   *workers,
 		Queues:       gh.queues(map[string]int{pipeline.Queue: *reviewWorkers}),
-		PeriodicJobs: []*river.PeriodicJob{store.OptimizeEvery()},
+		PeriodicJobs: gh.periodic([]*river.PeriodicJob{store.OptimizeEvery()}),
 		Logger:       log.With("component", "jobs"),
 
 		RescueStuckJobsAfter: *jobRescueAfter,

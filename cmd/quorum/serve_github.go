@@ -136,6 +136,14 @@ func (g *gitHub) queues(queues map[string]int) map[string]int {
 	return queues
 }
 
+// periodic adds the intake's daily pruning to jobs.
+func (g *gitHub) periodic(jobs []*river.PeriodicJob) []*river.PeriodicJob {
+	if g != nil {
+		jobs = append(jobs, intake.PruneEvery())
+	}
+	return jobs
+}
+
 // mount serves the webhook in front of next (the API, which answers 404
 // there without the App); its problem types link to docsURL.
 func (g *gitHub) mount(next http.Handler, docsURL string) http.Handler {

@@ -743,3 +743,37 @@ func BenchmarkWebhook(b *testing.B) {
 		})
 	}
 }
+
+func TestPruneForgetsOldDeliveries(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		clock := storetest.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+		in, err := intake.New(intake.Config{WebhookSecret: secret}, db, nil, nil, clock.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		at := func(d time.Duration) int64 { return clock.Now().Add(-d).UnixMicro() }
+		for _, row := range []struct {
+			id      string
+			handled any
+		}{
+			{"old", at(intake.Retention + time.Hour)},
+			{"recent", at(intake.Retention - time.Hour)},
+			{"unhandled", nil},
+		} {
+			if _, err := db.Writer().Exec(ctx, `INSERT INTO github_deliveries (delivery_id, event, received_at, handled_at) VALUES ($1, 'installation', $2, $3)`,
+				row.id, at(30*24*time.Hour), row.handled); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := in.Prune(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("Prune = %d, %v; want 1", n, err)
+		}
+		if left := count(t, db, `SELECT COUNT(*) FROM github_deliveries WHERE delivery_id IN ('recent', 'unhandled')`); left != 2 {
+			t.Errorf("%d of the recent and unhandled deliveries left, want 2", left)
+		}
+	})
+}

@@ -1,0 +1,47 @@
+package intake
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// Retention is how long a handled delivery's id is kept to recognise a
+// redelivery. GitHub redelivers deliveries of the past 3 days at most.
+const Retention = 7 * 24 * time.Hour
+
+// Prune forgets the handled deliveries older than Retention and reports
+// how many.
+func (in *Intake) Prune(ctx context.Context) (int64, error) {
+	n, err := in.db.Writer().Exec(ctx, `DELETE FROM github_deliveries WHERE handled_at < $1`, store.Micros(in.now().Add(-Retention)))
+	if err != nil {
+		return 0, fmt.Errorf("prune github deliveries: %w", err)
+	}
+	return n, nil
+}
+
+// PruneArgs is the daily job that runs Prune.
+type PruneArgs struct{}
+
+// Kind names the job.
+func (PruneArgs) Kind() string { return "github.prune" }
+
+type pruneWorker struct {
+	river.WorkerDefaults[PruneArgs]
+	in *Intake
+}
+
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
+	_, err := w.in.Prune(ctx)
+	return err
+}
+
+// PruneEvery schedules Prune daily, on the elected leader.
+func PruneEvery() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil }, nil)
+}
