@@ -43,9 +43,12 @@ func (PostArgs) Kind() string { return "github.post" }
 // instead of using attempts up.
 const postAttempts = 8
 
-// InsertOpts makes posting unique by its arguments: one post per review.
+// InsertOpts sets the attempts. Posts are not unique jobs: each is
+// inserted once, by the transaction that saved what it posts (River's
+// unique-by-args would also read the tagged fields of the embedded
+// ReviewArgs and fold a head's notice into its review).
 func (PostArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: postAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{MaxAttempts: postAttempts}
 }
 
 // noticeWindow is how often at most a pull request gets a quorum_failure

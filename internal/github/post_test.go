@@ -64,6 +64,11 @@ func setupPosting(t *testing.T, db *store.DB, cfg Config) *posting {
 	if err != nil {
 		t.Fatal(err)
 	}
+	workers := river.NewWorkers()
+	app.Register(workers)
+	if _, err := db.ConfigureJobs(store.JobsConfig{Workers: workers}); err != nil {
+		t.Fatal(err)
+	}
 	return &posting{gh: srv, app: app, db: db, git: g, repo: storetest.Repo(t, db, "octo", "octo", "demo"), base: base, head: head}
 }
 
@@ -318,5 +323,118 @@ func TestCanWrite(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("CanWrite(%s) = %v, %v; want %v", login, got, err, want)
 		}
+	}
+}
+
+// postJobs returns the post jobs queued.
+func postJobs(t *testing.T, db *store.DB) []PostArgs {
+	t.Helper()
+	q := `SELECT args::text FROM river_job WHERE kind = $1 ORDER BY id`
+	if db.Dialect() == store.SQLite {
+		q = `SELECT json(args) FROM river_job WHERE kind = $1 ORDER BY id`
+	}
+	rows, err := db.Reader().Query(context.Background(), q, PostArgs{}.Kind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []PostArgs
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var a PostArgs
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func TestNoticeOncePerPullRequestAndWindow(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		p := setupPosting(t, b.Open(t), Config{})
+		pub := p.app.Publisher()
+		publish := func(reason string, resets time.Time) {
+			t.Helper()
+			err := p.db.InTx(ctx, func(tx store.Tx) error {
+				return pub.Publish(ctx, tx, p.args(), pipeline.Saved{Reason: reason, RateLimit: event.RateLimit{ResetsAt: resets}})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		resets := time.Date(2030, 1, 2, 15, 0, 0, 0, time.UTC)
+		publish(event.ReasonRateLimit, resets)
+		publish(event.ReasonRateLimit, resets) // same window: no second notice
+		jobs := postJobs(t, p.db)
+		if len(jobs) != 1 || !jobs[0].Notice || !jobs[0].ResetsAt.Equal(resets) {
+			t.Fatalf("jobs %+v, want one rate_limit notice", jobs)
+		}
+		w := &postWorker{app: p.app}
+		if err := w.Work(ctx, &river.Job[PostArgs]{Args: jobs[0]}); err != nil {
+			t.Fatal(err)
+		}
+		cs := p.gh.IssueComments("octo", "demo", 7)
+		if len(cs) != 1 || !strings.Contains(cs[0].Body, "2030-01-02 15:00 UTC") || !strings.Contains(cs[0].Body, "@quorum review") {
+			t.Fatalf("issue comments %+v, want one saying when the limit resets", cs)
+		}
+
+		publish(event.ReasonRateLimit, resets.Add(time.Hour)) // the next window
+		publish(event.ReasonQuorumFailure, time.Time{})
+		publish(event.ReasonQuorumFailure, time.Time{})
+		publish(event.ReasonInternalError, time.Time{}) // no notice, no check run: nothing
+		if jobs := postJobs(t, p.db); len(jobs) != 3 || jobs[2].Reason != event.ReasonQuorumFailure {
+			t.Fatalf("jobs %+v, want a second rate_limit notice and one quorum_failure notice", jobs)
+		}
+	})
+}
+
+func TestCheckRunFromStartToVerdict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := setupPosting(t, storetest.SQLite(t), Config{CheckRuns: true})
+	pub := p.app.Publisher().(pipeline.Starter)
+	if err := pub.Started(ctx, p.args()); err != nil {
+		t.Fatal(err)
+	}
+	runs := p.gh.CheckRuns("octo", "demo")
+	if len(runs) != 1 || runs[0].Status != "in_progress" || runs[0].HeadSHA != p.head {
+		t.Fatalf("check runs %+v, want one in progress on the head", runs)
+	}
+	var fs []review.Finding
+	for i := range 60 {
+		fs = append(fs, finding("main.go", 10, 10, fmt.Sprint("fp", i)))
+	}
+	fs[0].Severity = "high"
+	p.mustPost(t, p.save(t, review.VerdictRequestChanges, fs...))
+	runs = p.gh.CheckRuns("octo", "demo")
+	r := runs[0]
+	if len(runs) != 1 || r.Status != "completed" || r.Conclusion != "failure" {
+		t.Fatalf("check run %+v, want completed with failure", r)
+	}
+	if len(r.Annotations) != 60 || r.MaxBatch != 50 || r.Requests != 3 {
+		t.Fatalf("%d annotations in %d requests (at most %d at once), want 60 in create + 2 updates of at most 50",
+			len(r.Annotations), r.Requests, r.MaxBatch)
+	}
+	if r.Annotations[0]["annotation_level"] != "failure" || r.Annotations[1]["annotation_level"] != "warning" {
+		t.Errorf("annotation levels %v, %v", r.Annotations[0]["annotation_level"], r.Annotations[1]["annotation_level"])
+	}
+}
+
+func TestPublisherHead(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	head, err := p.app.Publisher().Head(context.Background(), p.args())
+	if err != nil || head != p.head {
+		t.Fatalf("Head = %s, %v; want %s", head, err, p.head)
+	}
+	p.gh.SetHead("octo", "demo", 7, p.base)
+	if head, _ := p.app.Publisher().Head(context.Background(), p.args()); head != p.base {
+		t.Fatalf("Head after a push = %s, want %s", head, p.base)
 	}
 }
