@@ -69,15 +69,12 @@ func (p publisher) Started(ctx context.Context, args pipeline.ReviewArgs) error 
 
 // Head asks GitHub for the pull request's current head.
 func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, error) {
-	c, err := p.app.clientFor(args.Location)
+	inst, err := strconv.ParseInt(args.Location, 10, 64)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("github: location %q is not an installation id", args.Location)
 	}
-	pr, _, err := c.PullRequests.Get(ctx, args.Owner, args.Repo, args.PR)
-	if err != nil {
-		return "", fmt.Errorf("get %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
-	}
-	return pr.GetHead().GetSHA(), nil
+	head, _, err := p.app.PullHead(ctx, inst, args.Owner, args.Repo, args.PR)
+	return head, err
 }
 
 // Publish queues the post of a saved review, or, for a run that failed,
