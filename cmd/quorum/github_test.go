@@ -9,16 +9,23 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/github/githubtest"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
@@ -148,5 +155,178 @@ func TestServeGitHubIntake(t *testing.T) {
 	}
 	if len(events) != 1 || events[0] != "installation.created" {
 		t.Errorf("events %v, want installation.created", events)
+	}
+}
+
+// receiver is a customer's webhook endpoint: it records each envelope.
+type receiver struct {
+	*httptest.Server
+	mu   sync.Mutex
+	envs []map[string]any
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&env); err == nil {
+			rc.mu.Lock()
+			rc.envs = append(rc.envs, env)
+			rc.mu.Unlock()
+		}
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+// wait returns the first envelope received that match accepts, polling
+// until one arrives.
+func (rc *receiver) wait(t *testing.T, what string, match func(env map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		rc.mu.Lock()
+		for _, env := range rc.envs {
+			if match(env) {
+				rc.mu.Unlock()
+				return env
+			}
+		}
+		rc.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not received within 120 s", what)
+		}
+		time.Sleep(50 * time.Millisecond) // polling another goroutine's progress
+	}
+}
+
+func eventOf(name string, pr int) func(map[string]any) bool {
+	return func(env map[string]any) bool {
+		data, _ := env["data"].(map[string]any)
+		return env["event"] == name && (pr == 0 || data["pr_number"] == float64(pr))
+	}
+}
+
+// pullRequestOpened is the example pull_request.opened delivery of
+// Codertocat/Hello-World made pull request number of head over base, from
+// installation inst.
+func pullRequestOpened(t *testing.T, number int, head, base string, inst int64) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(webhookExample(t, "pull_request.opened.json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["number"] = number
+	m["installation"] = map[string]any{"id": inst}
+	pr := m["pull_request"].(map[string]any)
+	pr["number"] = number
+	pr["head"].(map[string]any)["sha"] = head
+	pr["base"].(map[string]any)["sha"] = base
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestGitHubEndToEnd: a signed pull_request.opened is all it takes for a
+// review to be posted on GitHub (the double) with inline comments on the
+// right lines, listed by the API, and announced to a registered webhook
+// endpoint; and a push while a review runs gets nothing posted and
+// review.failed stale_head.
+func TestGitHubEndToEnd(t *testing.T) {
+	t.Parallel()
+	const owner, name, inst = "Codertocat", "Hello-World", 957387
+
+	// A real repository whose head adds a printf mistake on app.go:8.
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": "module example.com/app\n\ngo 1.22\n", "app.go": "package app\n\nfunc Hello() string { return \"hi\" }\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app.go": "package app\n\nimport \"fmt\"\n\nfunc Hello() string { return \"hi\" }\n\nfunc Greet(name string) string {\n\treturn fmt.Sprintf(\"hello %d\", name)\n}\n"})
+	head := r.Commit("head")
+
+	gh := githubtest.New(t)
+	gh.AddRepo(owner, name, r.Dir)
+	gh.AddPull(owner, name, githubtest.Pull{Number: 2, Head: head, Base: base})
+	customer := newReceiver(t)
+
+	dir := t.TempDir()
+	url := serve(t, env("QUORUM_GITHUB_PRIVATE_KEY", string(gh.PrivateKeyPEM()), "QUORUM_GITHUB_WEBHOOK_SECRET", testWebhookSecret),
+		"--data-dir", dir, "--github-app-id", strconv.Itoa(githubtest.AppID), "--github-api-url", gh.APIURL(), "--webhook-allow-private")
+
+	// The App is installed; the customer registers an endpoint.
+	if status, body := postWebhook(t, url, testWebhookSecret, "installation", "e2e-install", webhookExample(t, "installation.created.json")); status != http.StatusAccepted {
+		t.Fatalf("installation: %d %s", status, body)
+	}
+	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	waitJobCompleted(t, db, "github.delivery")
+	tok, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", owner, "--scope", "reviews:read,webhooks:write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok = strings.TrimSpace(tok)
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/webhooks", strings.NewReader(`{"url":"`+customer.URL+`"}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("register endpoint: %d", res.StatusCode)
+	}
+
+	// The pull request is opened: reviewed and posted.
+	if status, body := postWebhook(t, url, testWebhookSecret, "pull_request", "e2e-pr-2", pullRequestOpened(t, 2, head, base, inst)); status != http.StatusAccepted {
+		t.Fatalf("pull_request: %d %s", status, body)
+	}
+	completed := customer.wait(t, "review.completed", eventOf("review.completed", 2))
+	if data := completed["data"].(map[string]any); data["head_sha"] != head || data["owner"] != owner {
+		t.Errorf("review.completed %v", data)
+	}
+	customer.wait(t, "finding.created", eventOf("finding.created", 0))
+
+	var posted []githubtest.Review
+	deadline := time.Now().Add(60 * time.Second)
+	for len(posted) == 0 && time.Now().Before(deadline) {
+		posted = gh.Reviews(owner, name, 2)
+		time.Sleep(50 * time.Millisecond) // polling the posting job
+	}
+	if len(posted) != 1 {
+		t.Fatalf("%d reviews posted on #2, want 1", len(posted))
+	}
+	onLine := false
+	for _, c := range posted[0].Comments {
+		onLine = onLine || c.Path == "app.go" && c.Line == 8
+	}
+	if posted[0].CommitID != head || !onLine {
+		t.Errorf("posted review on %s with comments %+v; want %s with one on app.go:8", posted[0].CommitID, posted[0].Comments, head)
+	}
+	status, list := get(t, url+"/v1/reviews?owner="+owner+"&repo="+name+"&pr=2", tok)
+	if reviews, _ := list["reviews"].([]any); status != http.StatusOK || len(reviews) != 1 || reviews[0].(map[string]any)["head_sha"] != head {
+		t.Errorf("GET /v1/reviews: %d %v", status, list)
+	}
+
+	// Pull request 3 is pushed to on GitHub while its review runs (the
+	// push's own webhook has not come yet): nothing is posted.
+	gh.AddPull(owner, name, githubtest.Pull{Number: 3, Head: head, Base: base})
+	gh.SetHead(owner, name, 3, base)
+	if status, body := postWebhook(t, url, testWebhookSecret, "pull_request", "e2e-pr-3", pullRequestOpened(t, 3, head, base, inst)); status != http.StatusAccepted {
+		t.Fatalf("pull_request 3: %d %s", status, body)
+	}
+	failed := customer.wait(t, "review.failed of #3", eventOf("review.failed", 3))
+	if data := failed["data"].(map[string]any); data["reason"] != "stale_head" || data["head_sha"] != head {
+		t.Errorf("review.failed %v, want stale_head of %s", data, head)
+	}
+	if got := gh.Reviews(owner, name, 3); len(got) != 0 {
+		t.Errorf("posted on a stale head: %+v", got)
+	}
+	if got := gh.IssueComments(owner, name, 3); len(got) != 0 {
+		t.Errorf("commented on a stale head: %+v", got)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/github"
+	"github.com/quorum-review/quorum/internal/github/githubtest"
 	"github.com/quorum-review/quorum/internal/github/intake"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
@@ -38,45 +39,25 @@ const secret = "It's a Secret to Everybody"
 type fixture struct {
 	db   *store.DB
 	srv  *httptest.Server
-	gh   *github
+	gh   *githubtest.Server
 	jobs <-chan *river.Event
 	seq  atomic.Int64
-}
-
-// github answers what intake asks GitHub: who may write, and each pull
-// request's head.
-type github struct {
-	mu      sync.Mutex
-	writers map[string]bool   // login → may write
-	heads   map[int][2]string // pr → head, base
-	asked   []string
-}
-
-func (g *github) CanWrite(_ context.Context, inst int64, owner, repo, login string) (bool, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.asked = append(g.asked, fmt.Sprintf("write %d %s/%s %s", inst, owner, repo, login))
-	return g.writers[login], nil
-}
-
-func (g *github) PullHead(_ context.Context, inst int64, owner, repo string, n int) (string, string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.asked = append(g.asked, fmt.Sprintf("head %d %s/%s#%d", inst, owner, repo, n))
-	h, ok := g.heads[n]
-	if !ok {
-		return "", "", fmt.Errorf("no pull request %d", n)
-	}
-	return h[0], h[1], nil
 }
 
 func setup(t *testing.T, b storetest.Backend, cfg intake.Config) *fixture {
 	t.Helper()
 	db := b.Open(t)
-	gh := &github{writers: map[string]bool{}, heads: map[int][2]string{}}
+	// GitHub: the double, checking each request against GitHub's REST
+	// description, through the App's real client.
+	gh := githubtest.New(t)
+	gh.AddRepo("Codertocat", "Hello-World", t.TempDir())
+	app, err := github.New(github.Config{AppID: githubtest.AppID, PrivateKeyPEM: gh.PrivateKeyPEM(), APIURL: gh.APIURL()}, db, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.WebhookSecret = secret
 	cfg.DocsURL = "https://docs.example/quorum"
-	in, err := intake.New(cfg, db, gh, nil, nil)
+	in, err := intake.New(cfg, db, app, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,8 +640,9 @@ func TestCommentAsksForAReview(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		f := setup(t, b, intake.Config{BotName: "reviewbot"})
-		f.gh.writers["Codertocat"] = true
-		f.gh.heads[2] = [2]string{head2, base1}
+		f.gh.SetPermission("Codertocat", "Hello-World", "Codertocat", "write")
+		f.gh.SetPermission("Codertocat", "Hello-World", "drive-by", "read")
+		f.gh.AddPull("Codertocat", "Hello-World", githubtest.Pull{Number: 2, Head: head2, Base: base1})
 
 		// Reviewed once already when opened.
 		f.deliver(t, "pull_request", example(t, "pull_request.synchronize.json", withHead(head2)))
@@ -675,8 +657,12 @@ func TestCommentAsksForAReview(t *testing.T) {
 		if jobs := reviewJobs(t, f.db); len(jobs) != 1 {
 			t.Fatalf("%d review jobs, want just the first", len(jobs))
 		}
-		if !slices.Contains(f.gh.asked, "write 1 Codertocat/Hello-World drive-by") {
-			t.Errorf("GitHub was asked %v; want the drive-by commenter's permission", f.gh.asked)
+		asked := false
+		for _, r := range f.gh.Requests() {
+			asked = asked || r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/repos/Codertocat/Hello-World/collaborators/drive-by/permission")
+		}
+		if !asked {
+			t.Errorf("GitHub was not asked for the drive-by commenter's permission: %v", f.gh.Requests())
 		}
 
 		// A writer asks: the current head is reviewed again.
