@@ -126,6 +126,12 @@ func TestLoad(t *testing.T) {
 	if _, err := p.Analyze(context.Background(), []*analysis.Analyzer{panicky}, nil); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("Analyze with a panicking analyzer: %v", err)
 	}
+	// Also when the analyzer that panics is required by another.
+	panickyReq := &analysis.Analyzer{Name: "panickyreq", Doc: "panics", Run: func(*analysis.Pass) (any, error) { panic("boom") }}
+	needs := &analysis.Analyzer{Name: "needs", Doc: "requires panickyreq", Requires: []*analysis.Analyzer{panickyReq}, Run: func(*analysis.Pass) (any, error) { return nil, nil }}
+	if _, err := p.Analyze(context.Background(), []*analysis.Analyzer{needs}, nil); err == nil || !strings.Contains(err.Error(), "panickyreq") {
+		t.Errorf("Analyze with a panicking required analyzer: %v", err)
+	}
 }
 
 func TestLoadNoGo(t *testing.T) {

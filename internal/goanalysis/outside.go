@@ -1,6 +1,7 @@
 package goanalysis
 
 import (
+	"fmt"
 	"go/types"
 	"reflect"
 	"sync"
@@ -42,11 +43,14 @@ var outside = struct {
 // repository (with what they require).
 var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer}
 
-// skipOutside prepares a check of analyzers over pkgs: it wraps the
-// analyzers that the checker would run on dependencies and registers the
-// dependencies outside the repository (under root). The check must call
-// release when it is over.
-func skipOutside(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) (release func()) {
+// prepareCheck prepares a check of analyzers over pkgs: it wraps every
+// analyzer the check runs, so that a panic, also in an analyzer required
+// by another (which guard does not cover, and which the checker runs in
+// goroutines of its own), is that analyzer's error rather than the
+// service's crash, and so that those the checker would run on
+// dependencies skip the dependencies outside the repository (under root),
+// which it registers. The check must call release when it is over.
+func prepareCheck(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) (release func()) {
 	keep := map[*analysis.Analyzer]bool{}
 	var keepAll func(a *analysis.Analyzer)
 	keepAll = func(a *analysis.Analyzer) {
@@ -99,24 +103,27 @@ func skipOutside(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root 
 
 	outside.mu.Lock()
 	defer outside.mu.Unlock()
-	for a := range onDeps {
-		if keep[a] || outside.wrapped[a] {
-			continue
-		}
-		// A skipped pass returns its result type's zero value, which an
-		// interface type has not: such an analyzer is left alone.
-		if a.ResultType != nil && a.ResultType.Kind() == reflect.Interface {
+	for a := range seen {
+		if outside.wrapped[a] {
 			continue
 		}
 		outside.wrapped[a] = true
-		run, resultType := a.Run, a.ResultType
-		a.Run = func(pass *analysis.Pass) (any, error) {
-			if isOutside(pass.Pkg) {
+		// A skipped pass returns its result type's zero value, which an
+		// interface type has not: such an analyzer always runs.
+		skip := onDeps[a] && !keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
+		run, resultType, name := a.Run, a.ResultType, a.Name
+		a.Run = func(pass *analysis.Pass) (res any, err error) {
+			if skip && isOutside(pass.Pkg) {
 				if resultType == nil {
 					return nil, nil
 				}
 				return reflect.Zero(resultType).Interface(), nil
 			}
+			defer func() {
+				if x := recover(); x != nil {
+					res, err = nil, fmt.Errorf("%s panicked: %v", name, x)
+				}
+			}()
 			return run(pass)
 		}
 	}

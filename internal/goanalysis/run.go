@@ -162,7 +162,7 @@ func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]a
 			orig[a] = a
 		}
 	}
-	release := skipOutside(run, p.Packages, p.Root)
+	release := prepareCheck(run, p.Packages, p.Root)
 	graph, err := checker.Analyze(run, p.Packages, nil)
 	release()
 	if err != nil {
