@@ -228,50 +228,13 @@ func crashSafety(t *testing.T, bin string, cfg store.Config) {
 	tok := strings.TrimSpace(tokOut)
 	srv := startChild(t, bin, args...)
 
-	// Register the receiver through the API.
-	req, _ := http.NewRequest(http.MethodPost, srv.base+"/v1/webhooks", strings.NewReader(`{"url":"`+receiver.URL+`","description":"crash test"}`))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hook struct {
-		ID string `json:"id"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&hook)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusCreated || hook.ID == "" {
-		t.Fatalf("POST /v1/webhooks: %d %+v (%v)", resp.StatusCode, hook, err)
-	}
+	hook := createEndpoint(t, srv.base, tok, receiver.URL)
 
 	// Record the events from a second process's view of the database, as
 	// the review pipeline would: each fans out to one delivery.
 	ctx := context.Background()
-	db, err := store.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil { // insert-only
-		t.Fatal(err)
-	}
-	var accountID string
-	if err := db.Reader().QueryRow(ctx, `SELECT account_id FROM webhook_endpoints WHERE id = $1`, hook.ID).Scan(&accountID); err != nil {
-		t.Fatal(err)
-	}
-	err = db.InTx(ctx, func(tx store.Tx) error {
-		for i := range crashDeliveries {
-			data := event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: i + 1, Reason: event.ReasonRateLimit}
-			if _, err := event.Record(ctx, tx, accountID, event.ReviewFailed, data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, accountID := insertOnly(t, cfg, hook.ID)
+	recordEvents(t, db, accountID, 0, crashDeliveries)
 	created := map[string]bool{}
 	rows, err := db.Reader().Query(ctx, `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1`, hook.ID)
 	if err != nil {
@@ -324,21 +287,7 @@ func crashSafety(t *testing.T, bin string, cfg store.Config) {
 
 	// Restart on the same database; everything is delivered.
 	srv = startChild(t, bin, args...)
-	deadline = time.Now().Add(150 * time.Second)
-	for {
-		n, _ := rc.received()
-		if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'failed')`).Scan(&pending); err != nil {
-			t.Fatal(err)
-		}
-		if n >= crashDeliveries && pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("150 s after the restart: %d of %d deliveries received, %d pending or failed; stderr:\n%s",
-				n, crashDeliveries, pending, srv.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling the receiver and the database
-	}
+	awaitDeliveries(t, db, rc, crashDeliveries, 150*time.Second, srv)
 	srv.stop(t)
 	if t.Failed() {
 		return
@@ -370,4 +319,85 @@ func crashSafety(t *testing.T, bin string, cfg store.Config) {
 	}
 	t.Logf("all %d delivered %s after the kill (%d requests, %d repeated an id); test took %s",
 		crashDeliveries, time.Since(killedAt).Round(time.Millisecond), rc.requests, dups, time.Since(start).Round(time.Millisecond))
+}
+
+// createEndpoint registers url as an endpoint for every event through the
+// API of the server at base.
+func createEndpoint(t *testing.T, base, tok, url string) (hook struct {
+	ID string `json:"id"`
+}) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/webhooks", strings.NewReader(`{"url":"`+url+`","description":"`+t.Name()+`"}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&hook)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated || hook.ID == "" {
+		t.Fatalf("POST /v1/webhooks: %d %+v (%v)", resp.StatusCode, hook, err)
+	}
+	return hook
+}
+
+// insertOnly opens cfg's database with an insert-only job client, as a
+// process that records events would, and returns the account of the
+// endpoint.
+func insertOnly(t *testing.T, cfg store.Config, endpointID string) (*store.DB, string) {
+	t.Helper()
+	db := storetest.OpenUnmigrated(t, cfg)
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	var accountID string
+	if err := db.Reader().QueryRow(context.Background(), `SELECT account_id FROM webhook_endpoints WHERE id = $1`, endpointID).Scan(&accountID); err != nil {
+		t.Fatal(err)
+	}
+	return db, accountID
+}
+
+// awaitDeliveries waits until the receiver has had n distinct deliveries
+// and none is left pending or failed, and fails the test after within.
+func awaitDeliveries(t *testing.T, db *store.DB, rc *crashReceiver, n int, within time.Duration, procs ...*child) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got, _ := rc.received()
+		var pending int
+		if err := db.Reader().QueryRow(context.Background(), `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'failed')`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n && pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var stderr strings.Builder
+			for _, p := range procs {
+				stderr.WriteString(p.stderr.String())
+			}
+			t.Fatalf("after %s: %d of %d deliveries received, %d pending or failed; stderr:\n%s", within, got, n, pending, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the receiver and the database
+	}
+}
+
+// recordEvents records review.failed for PRs from+1 … to in one
+// transaction.
+func recordEvents(t *testing.T, db *store.DB, accountID string, from, to int) {
+	t.Helper()
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx store.Tx) error {
+		for i := from; i < to; i++ {
+			data := event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: i + 1, Reason: event.ReasonRateLimit}
+			if _, err := event.Record(ctx, tx, accountID, event.ReviewFailed, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
@@ -56,64 +53,17 @@ func TestScaleOut(t *testing.T) {
 		startChild(t, bin, append(common, "--role", "worker")...),
 	}
 
-	req, _ := http.NewRequest(http.MethodPost, procs[1].base+"/v1/webhooks", strings.NewReader(`{"url":"`+receiver.URL+`","description":"scale-out test"}`))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hook struct {
-		ID string `json:"id"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&hook)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusCreated || hook.ID == "" {
-		t.Fatalf("POST /v1/webhooks: %d %+v (%v)", resp.StatusCode, hook, err)
-	}
+	hook := createEndpoint(t, procs[1].base, tok, receiver.URL)
 
 	// Record the events from a fourth, insert-only view of the database,
 	// in transactions of 20, as several review pipelines would.
 	ctx := context.Background()
-	db := storetest.OpenUnmigrated(t, store.Config{URL: dbURL})
-	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	var accountID string
-	if err := db.Reader().QueryRow(ctx, `SELECT account_id FROM webhook_endpoints WHERE id = $1`, hook.ID).Scan(&accountID); err != nil {
-		t.Fatal(err)
-	}
+	db, accountID := insertOnly(t, store.Config{URL: dbURL}, hook.ID)
 	for i := 0; i < scaleOutDeliveries; i += 20 {
-		err := db.InTx(ctx, func(tx store.Tx) error {
-			for j := i; j < i+20; j++ {
-				data := event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: j + 1, Reason: event.ReasonRateLimit}
-				if _, err := event.Record(ctx, tx, accountID, event.ReviewFailed, data); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		recordEvents(t, db, accountID, i, i+20)
 	}
 
-	deadline := time.Now().Add(90 * time.Second)
-	var pending int
-	for {
-		n, _ := rc.received()
-		if err := db.Reader().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'failed')`).Scan(&pending); err != nil {
-			t.Fatal(err)
-		}
-		if n >= scaleOutDeliveries && pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("90 s after the events: %d of %d deliveries received, %d pending or failed; stderr:\n%s\n%s\n%s",
-				n, scaleOutDeliveries, pending, procs[0].stderr.String(), procs[1].stderr.String(), procs[2].stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling the receiver and the database
-	}
+	awaitDeliveries(t, db, rc, scaleOutDeliveries, 90*time.Second, procs...)
 	for _, p := range procs {
 		p.stop(t)
 	}
