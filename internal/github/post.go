@@ -440,6 +440,12 @@ func planReview(cfg Config, full review.Full, files map[string]*change.File, pos
 			p.overflow = append(p.overflow, f)
 			continue
 		}
+		if f.Line <= 0 {
+			// A finding on the file as a whole.
+			placed++
+			p.fileLevel = append(p.fileLevel, comment{finding: f, body: commentBody(f, "")})
+			continue
+		}
 		c := comment{finding: f, line: f.Line}
 		if f.EndLine > f.Line {
 			c.startLine, c.line = f.Line, f.EndLine
@@ -597,9 +603,13 @@ func (p *plan) body(cfg Config, head string) string {
 
 func (p *plan) list(b *strings.Builder, fs []review.Finding, head string) {
 	for _, f := range fs {
-		end := max(f.EndLine, f.Line)
-		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s#L%d`](%s/blob/%s/%s#L%d-L%d)", severityIcon[f.Severity], f.Headline, f.Severity,
-			f.Specialist, f.Path, f.Line, p.blobURL, head, f.Path, f.Line, end)
+		where, anchor := f.Path, ""
+		if f.Line > 0 {
+			where += fmt.Sprintf("#L%d", f.Line)
+			anchor = fmt.Sprintf("#L%d-L%d", f.Line, max(f.EndLine, f.Line))
+		}
+		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s`](%s/blob/%s/%s%s)", severityIcon[f.Severity], f.Headline, f.Severity,
+			f.Specialist, where, p.blobURL, head, f.Path, anchor)
 		if f.Fingerprint != "" {
 			b.WriteString(" " + markerOf(f.Fingerprint))
 		}

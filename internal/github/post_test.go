@@ -134,6 +134,7 @@ func TestPostPlacesCommentsOnTheirLines(t *testing.T) {
 		finding("main.go", 20, 20, "fp-outside-hunk"),
 		sugg,
 		finding("other.go", 3, 3, "fp-not-in-diff"),
+		finding("new.go", 0, 0, "fp-whole-file"),
 	)
 	rv := p.mustPost(t, full)
 	if rv.Event != "REQUEST_CHANGES" || rv.CommitID != p.head {
@@ -156,12 +157,21 @@ func TestPostPlacesCommentsOnTheirLines(t *testing.T) {
 	}
 	var file *githubtest.ReviewComment
 	for _, c := range p.gh.Comments("octo", "demo", 7) {
-		if c.SubjectType == "file" {
+		if c.SubjectType == "file" && c.Path == "main.go" {
 			file = &c
 		}
 	}
 	if file == nil || file.Path != "main.go" || !strings.Contains(file.Body, "fp-outside-hunk") {
 		t.Fatalf("file-level comment %+v, want one on main.go for line 20", file)
+	}
+	var whole *githubtest.ReviewComment
+	for _, c := range p.gh.Comments("octo", "demo", 7) {
+		if c.SubjectType == "file" && c.Path == "new.go" {
+			whole = &c
+		}
+	}
+	if whole == nil || !strings.Contains(whole.Body, "fp-whole-file") {
+		t.Fatal("no file-level comment on new.go for the finding on the whole file")
 	}
 	wantLink := "/blob/" + p.head + "/other.go#L3-L3"
 	if !strings.Contains(rv.Body, "Summary of the review.") || !strings.Contains(rv.Body, "<details>") || !strings.Contains(rv.Body, wantLink) {
