@@ -585,14 +585,15 @@ func (p *plan) body(cfg Config, head string) string {
 		b.WriteString("quorum reviewed this change.")
 	}
 	b.WriteString("\n")
-	if len(p.overflow) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>%d more finding(s) (beyond %d inline comments, or outside the diff)</summary>\n\n", len(p.overflow), cfg.MaxComments)
-		p.list(&b, p.overflow, head)
-		b.WriteString("\n</details>\n")
-	}
+	// Refused first: the overflow may be cut to fit GitHub's limit.
 	if len(p.refused) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>%d finding(s) GitHub would not place as comments</summary>\n\n", len(p.refused))
 		p.list(&b, p.refused, head)
+		b.WriteString("\n</details>\n")
+	}
+	if len(p.overflow) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>%d more finding(s) (beyond %d inline comments, or outside the diff)</summary>\n\n", len(p.overflow), cfg.MaxComments)
+		p.list(&b, p.overflow, head)
 		b.WriteString("\n</details>\n")
 	}
 	if p.repeated > 0 {
@@ -601,8 +602,16 @@ func (p *plan) body(cfg Config, head string) string {
 	return b.String()
 }
 
+// maxBody is kept below GitHub's limit on a review's body (65,536
+// characters), with room for what follows a list.
+const maxBody = 60000
+
 func (p *plan) list(b *strings.Builder, fs []review.Finding, head string) {
-	for _, f := range fs {
+	for i, f := range fs {
+		if b.Len() > maxBody {
+			fmt.Fprintf(b, "- … and %d more: quorum's API (`GET /v1/reviews`) has them all.\n", len(fs)-i)
+			return
+		}
 		where, anchor := f.Path, ""
 		if f.Line > 0 {
 			where += fmt.Sprintf("#L%d", f.Line)

@@ -448,3 +448,18 @@ func TestPublisherHead(t *testing.T) {
 		t.Fatalf("Head after a push = %s, want %s", head, p.base)
 	}
 }
+
+func TestPostBodyStaysWithinGitHubsLimit(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{MaxComments: 1})
+	var fs []review.Finding
+	for i := range 2000 {
+		f := finding("other.go", 3, 3, fmt.Sprint("fp", i))
+		f.Headline = strings.Repeat("long headline ", 5)
+		fs = append(fs, f)
+	}
+	rv := p.mustPost(t, p.save(t, review.VerdictComment, fs...))
+	if len(rv.Body) > 65536 || !strings.Contains(rv.Body, "more: quorum's API") {
+		t.Fatalf("body of %d characters, want at most 65,536 ending the list with a pointer to the API", len(rv.Body))
+	}
+}
