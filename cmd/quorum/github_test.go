@@ -229,6 +229,29 @@ func pullRequestOpened(t *testing.T, number int, head, base string, inst int64) 
 	return b
 }
 
+// reviewRequest is the example issue_comment.created delivery made a
+// comment by login on pull request number of Codertocat/Hello-World, from
+// installation inst.
+func reviewRequest(t *testing.T, number int, inst int64, login, body string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(webhookExample(t, "issue_comment.created.json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["installation"] = map[string]any{"id": inst}
+	issue := m["issue"].(map[string]any)
+	issue["number"] = number
+	issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/" + strconv.Itoa(number)}
+	c := m["comment"].(map[string]any)
+	c["body"] = body
+	c["user"].(map[string]any)["login"] = login
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestGitHubEndToEnd: a signed pull_request.opened is all it takes for a
 // review to be posted on GitHub (the double) with inline comments on the
 // right lines, listed by the API, and announced to a registered webhook
@@ -310,6 +333,25 @@ func TestGitHubEndToEnd(t *testing.T) {
 	status, list := get(t, url+"/v1/reviews?owner="+owner+"&repo="+name+"&pr=2", tok)
 	if reviews, _ := list["reviews"].([]any); status != http.StatusOK || len(reviews) != 1 || reviews[0].(map[string]any)["head_sha"] != head {
 		t.Errorf("GET /v1/reviews: %d %v", status, list)
+	}
+
+	// Someone who may push asks for another look: the same head is
+	// reviewed again (a review.run job unique by the comment, which the
+	// review worker reads as any other).
+	gh.SetPermission(owner, name, "Codertocat", "write")
+	if status, body := postWebhook(t, url, testWebhookSecret, "issue_comment", "e2e-comment", reviewRequest(t, 2, inst, "Codertocat", "@quorum review")); status != http.StatusAccepted {
+		t.Fatalf("issue_comment: %d %s", status, body)
+	}
+	deadline = time.Now().Add(120 * time.Second)
+	for {
+		_, list := get(t, url+"/v1/reviews?owner="+owner+"&repo="+name+"&pr=2", tok)
+		if reviews, _ := list["reviews"].([]any); len(reviews) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the review asked for in a comment was not stored within 120 s: %v", list)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the review job
 	}
 
 	// Pull request 3 is pushed to on GitHub while its review runs (the
