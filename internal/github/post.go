@@ -332,22 +332,9 @@ func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 // path; nil when GitHub cannot say (too large), and then every comment is
 // tried inline and the 422 recovery sorts them out.
 func (a *App) diffFiles(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) (map[string]*change.File, error) {
-	ref := change.Ref{Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR}
-	files, complete, err := listFiles(ctx, c, ref)
-	if err != nil {
+	files, tooLarge, err := githubDiff(ctx, c, change.Ref{Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR})
+	if err != nil || tooLarge {
 		return nil, err
-	}
-	if !complete {
-		diff, resp, err := c.PullRequests.GetRaw(ctx, r.Owner, r.Repo, r.PR, gh.RawOptions{Type: gh.Diff})
-		if resp != nil && resp.StatusCode == http.StatusNotAcceptable {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get the diff of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
-		}
-		if files, err = change.ParseDiff(strings.NewReader(diff)); err != nil {
-			return nil, nil
-		}
 	}
 	byPath := map[string]*change.File{}
 	for _, f := range files {

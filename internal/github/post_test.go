@@ -463,3 +463,18 @@ func TestPostBodyStaysWithinGitHubsLimit(t *testing.T) {
 		t.Fatalf("body of %d characters, want at most 65,536 ending the list with a pointer to the API", len(rv.Body))
 	}
 }
+
+func TestPostWhenGitHubCannotDiff(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	p.gh.AddPull("octo", "demo", githubtest.Pull{Number: 7, Base: p.base, Head: p.head, TooLarge: true})
+	// Without GitHub's diff every finding is tried inline; GitHub refuses
+	// line 20 (outside the hunks), which is then listed in the body.
+	rv := p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "a"), finding("main.go", 20, 20, "b")))
+	if len(rv.Comments) != 1 || rv.Comments[0].Line != 10 {
+		t.Fatalf("inline %+v, want only line 10", rv.Comments)
+	}
+	if !strings.Contains(rv.Body, "main.go#L20-L20") {
+		t.Fatalf("body does not list the refused line 20:\n%s", rv.Body)
+	}
+}

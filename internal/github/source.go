@@ -70,24 +70,36 @@ func (s *Source) Change(ctx context.Context, ref change.Ref) (*change.Change, er
 		// GitHub's files are those of another head: diff here.
 		return local.Change(ctx, ref)
 	}
-	files, complete, err := listFiles(ctx, c, ref)
+	files, tooLarge, err := githubDiff(ctx, c, ref)
 	if err != nil {
 		return nil, err
 	}
-	if !complete {
-		diff, resp, err := c.PullRequests.GetRaw(ctx, ref.Owner, ref.Repo, ref.PRNumber, gh.RawOptions{Type: gh.Diff})
-		if resp != nil && resp.StatusCode == http.StatusNotAcceptable {
-			s.app.log.Info("diff too large for GitHub; diffing the fetched commits", "owner", ref.Owner, "repo", ref.Repo, "pr", ref.PRNumber)
-			return local.Change(ctx, ref)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get the diff of %s/%s#%d: %w", ref.Owner, ref.Repo, ref.PRNumber, err)
-		}
-		if files, err = change.ParseDiff(strings.NewReader(diff)); err != nil {
-			return nil, fmt.Errorf("parse the diff of %s/%s#%d: %w", ref.Owner, ref.Repo, ref.PRNumber, err)
-		}
+	if tooLarge {
+		s.app.log.Info("diff too large for GitHub; diffing the fetched commits", "owner", ref.Owner, "repo", ref.Repo, "pr", ref.PRNumber)
+		return local.Change(ctx, ref)
 	}
 	return change.New(ctx, ref, base, head, files, local)
+}
+
+// githubDiff returns the pull request's files as GitHub diffs them: the
+// listed files with their patches, or the whole diff when GitHub left a
+// patch out; tooLarge when GitHub refuses that too (406).
+func githubDiff(ctx context.Context, c *gh.Client, ref change.Ref) (files []*change.File, tooLarge bool, err error) {
+	files, complete, err := listFiles(ctx, c, ref)
+	if err != nil || complete {
+		return files, false, err
+	}
+	diff, resp, err := c.PullRequests.GetRaw(ctx, ref.Owner, ref.Repo, ref.PRNumber, gh.RawOptions{Type: gh.Diff})
+	if resp != nil && resp.StatusCode == http.StatusNotAcceptable {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("get the diff of %s/%s#%d: %w", ref.Owner, ref.Repo, ref.PRNumber, err)
+	}
+	if files, err = change.ParseDiff(strings.NewReader(diff)); err != nil {
+		return nil, false, fmt.Errorf("parse the diff of %s/%s#%d: %w", ref.Owner, ref.Repo, ref.PRNumber, err)
+	}
+	return files, false, nil
 }
 
 // listFiles lists the pull request's files, every page, and parses their
