@@ -27,6 +27,7 @@ import (
 	"github.com/quorum-review/quorum/internal/github/githubtest"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
 )
 
 const testWebhookSecret = "whsec-of-the-test-app"
@@ -259,6 +260,21 @@ func reviewRequest(t *testing.T, number int, inst int64, login, body string) []b
 // review.failed stale_head.
 func TestGitHubEndToEnd(t *testing.T) {
 	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		gitHubEndToEnd(t, store.Config{DataDir: dir}, "--data-dir", dir)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := storetest.PostgresURL(t)
+		gitHubEndToEnd(t, store.Config{URL: url}, "--database-url", url)
+	})
+}
+
+// gitHubEndToEnd runs the end-to-end test on the database dbCfg, which
+// quorum's commands reach with dbArgs.
+func gitHubEndToEnd(t *testing.T, dbCfg store.Config, dbArgs ...string) {
 	const owner, name, inst = "Codertocat", "Hello-World", 957387
 
 	// A real repository whose head adds a printf mistake on app.go:8.
@@ -273,21 +289,20 @@ func TestGitHubEndToEnd(t *testing.T) {
 	gh.AddPull(owner, name, githubtest.Pull{Number: 2, Head: head, Base: base})
 	customer := newReceiver(t)
 
-	dir := t.TempDir()
 	url := serve(t, env("QUORUM_GITHUB_PRIVATE_KEY", string(gh.PrivateKeyPEM()), "QUORUM_GITHUB_WEBHOOK_SECRET", testWebhookSecret),
-		"--data-dir", dir, "--github-app-id", strconv.Itoa(githubtest.AppID), "--github-api-url", gh.APIURL(), "--webhook-allow-private")
+		append(dbArgs, "--github-app-id", strconv.Itoa(githubtest.AppID), "--github-api-url", gh.APIURL(), "--webhook-allow-private")...)
 
 	// The App is installed; the customer registers an endpoint.
 	if status, body := postWebhook(t, url, testWebhookSecret, "installation", "e2e-install", webhookExample(t, "installation.created.json")); status != http.StatusAccepted {
 		t.Fatalf("installation: %d %s", status, body)
 	}
-	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	db, err := store.Open(context.Background(), dbCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	waitJobCompleted(t, db, "github.delivery")
-	tok, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", owner, "--scope", "reviews:read,webhooks:write")
+	tok, _, err := quorum(t, env(), append([]string{"token", "create", "--account", owner, "--scope", "reviews:read,webhooks:write"}, dbArgs...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
