@@ -24,7 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
 
 // ErrNotFound is returned when a row that was asked for does not exist.
@@ -88,10 +88,11 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	path := SQLitePath(dir)
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
-	write, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+pragmas+"&_txlock=immediate")
+	wconn, err := sqlite.NewConnector("file:" + url.PathEscape(path) + "?" + pragmas + "&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	write := sql.OpenDB(stmtCachingConnector{wconn})
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
 	if err := write.PingContext(ctx); err != nil {
