@@ -26,6 +26,15 @@ func (a *App) startCheckRun(ctx context.Context, r pipeline.ReviewArgs) error {
 	if !a.cfg.CheckRuns {
 		return nil
 	}
+	var open int
+	err := a.db.Reader().QueryRow(ctx, `SELECT COUNT(*) FROM github_check_runs WHERE repository_id = $1 AND head_sha = $2 AND completed_at IS NULL`,
+		r.RepositoryID, r.Head).Scan(&open)
+	if err != nil {
+		return fmt.Errorf("find the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+	}
+	if open > 0 {
+		return nil // a retry of the review: its run is still in progress
+	}
 	c, err := a.clientFor(r.Location)
 	if err != nil {
 		return err
@@ -38,7 +47,7 @@ func (a *App) startCheckRun(ctx context.Context, r pipeline.ReviewArgs) error {
 		return fmt.Errorf("create the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
 	}
 	_, err = a.db.Writer().Exec(ctx, `INSERT INTO github_check_runs (repository_id, head_sha, check_run_id, created_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (repository_id, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, created_at = excluded.created_at`,
+ON CONFLICT (repository_id, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, created_at = excluded.created_at, completed_at = NULL`,
 		r.RepositoryID, r.Head, run.GetID(), store.Micros(a.now()))
 	if err != nil {
 		return fmt.Errorf("keep the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
@@ -68,7 +77,7 @@ func (a *App) completeCheckRun(ctx context.Context, c *gh.Client, r pipeline.Rev
 		return nil
 	}
 	var id int64
-	err := a.db.Reader().QueryRow(ctx, `SELECT check_run_id FROM github_check_runs WHERE repository_id = $1 AND head_sha = $2`,
+	err := a.db.Reader().QueryRow(ctx, `SELECT check_run_id FROM github_check_runs WHERE repository_id = $1 AND head_sha = $2 AND completed_at IS NULL`,
 		r.RepositoryID, r.Head).Scan(&id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -104,6 +113,11 @@ func (a *App) completeCheckRun(ctx context.Context, c *gh.Client, r pipeline.Rev
 		if _, _, err := c.Checks.UpdateCheckRun(ctx, r.Owner, r.Repo, id, opts); err != nil {
 			return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
 		}
+	}
+	_, err = a.db.Writer().Exec(ctx, `UPDATE github_check_runs SET completed_at = $1 WHERE repository_id = $2 AND head_sha = $3 AND check_run_id = $4`,
+		store.Micros(a.now()), r.RepositoryID, r.Head, id)
+	if err != nil {
+		return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
 	}
 	return nil
 }

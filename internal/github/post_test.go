@@ -406,11 +406,17 @@ func TestNoticeOncePerPullRequestAndWindow(t *testing.T) {
 
 func TestCheckRunFromStartToVerdict(t *testing.T) {
 	t.Parallel()
+	storetest.ForEach(t, testCheckRun)
+}
+
+func testCheckRun(t *testing.T, b storetest.Backend) {
 	ctx := context.Background()
-	p := setupPosting(t, storetest.SQLite(t), Config{CheckRuns: true})
+	p := setupPosting(t, b.Open(t), Config{CheckRuns: true})
 	pub := p.app.Publisher().(pipeline.Starter)
-	if err := pub.Started(ctx, p.args()); err != nil {
-		t.Fatal(err)
+	for range 2 { // a review retried starts no second run
+		if err := pub.Started(ctx, p.args()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	runs := p.gh.CheckRuns("octo", "demo")
 	if len(runs) != 1 || runs[0].Status != "in_progress" || runs[0].HeadSHA != p.head {
@@ -433,6 +439,13 @@ func TestCheckRunFromStartToVerdict(t *testing.T) {
 	}
 	if r.Annotations[0]["annotation_level"] != "failure" || r.Annotations[1]["annotation_level"] != "warning" {
 		t.Errorf("annotation levels %v, %v", r.Annotations[0]["annotation_level"], r.Annotations[1]["annotation_level"])
+	}
+	// Reviewed again (@quorum review): a new run.
+	if err := pub.Started(ctx, p.args()); err != nil {
+		t.Fatal(err)
+	}
+	if runs := p.gh.CheckRuns("octo", "demo"); len(runs) != 2 || runs[1].Status != "in_progress" {
+		t.Fatalf("check runs %+v, want a second one in progress", runs)
 	}
 }
 

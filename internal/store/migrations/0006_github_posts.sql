@@ -22,5 +22,9 @@ CREATE TABLE github_check_runs (
     head_sha      TEXT NOT NULL,
     check_run_id  BIGINT NOT NULL,
     created_at    BIGINT NOT NULL,
+    -- completed_at is set once the run has its conclusion: a retried
+    -- review reuses a run still in progress, a new review of the head
+    -- starts another.
+    completed_at  BIGINT,
     PRIMARY KEY (repository_id, head_sha)
 );
