@@ -47,51 +47,17 @@ var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer}
 // analyzer the check runs, so that a panic, also in an analyzer required
 // by another (which guard does not cover, and which the checker runs in
 // goroutines of its own), is that analyzer's error rather than the
-// service's crash, and so that those the checker would run on
-// dependencies skip the dependencies outside the repository (under root),
-// which it registers. The check must call release when it is over.
+// service's crash, and so that they skip the dependencies outside the
+// repository (under root), which it registers. The check must call
+// release when it is over.
 func prepareCheck(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) (release func()) {
 	keep := map[*analysis.Analyzer]bool{}
-	var keepAll func(a *analysis.Analyzer)
-	keepAll = func(a *analysis.Analyzer) {
-		if !keep[a] {
-			keep[a] = true
-			for _, r := range a.Requires {
-				keepAll(r)
-			}
-		}
-	}
 	for _, a := range declarationFacts {
-		keepAll(a)
-	}
-	// The analyzers that run on dependencies: those with facts, and what
-	// they require.
-	onDeps := map[*analysis.Analyzer]bool{}
-	var mark func(a *analysis.Analyzer)
-	mark = func(a *analysis.Analyzer) {
-		if !onDeps[a] {
-			onDeps[a] = true
-			for _, r := range a.Requires {
-				mark(r)
-			}
-		}
-	}
-	var visit func(a *analysis.Analyzer, seen map[*analysis.Analyzer]bool)
-	visit = func(a *analysis.Analyzer, seen map[*analysis.Analyzer]bool) {
-		if seen[a] {
-			return
-		}
-		seen[a] = true
-		if len(a.FactTypes) > 0 {
-			mark(a)
-		}
-		for _, r := range a.Requires {
-			visit(r, seen)
-		}
+		withRequired(keep, a)
 	}
 	seen := map[*analysis.Analyzer]bool{}
 	for _, a := range analyzers {
-		visit(a, seen)
+		withRequired(seen, a)
 	}
 
 	var deps []*types.Package
@@ -108,9 +74,12 @@ func prepareCheck(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root
 			continue
 		}
 		outside.wrapped[a] = true
-		// A skipped pass returns its result type's zero value, which an
+		// The checker runs on dependencies only the analyzers with facts
+		// and what they require; all but those of keep are skipped there,
+		// whatever the check (keep holds what its analyzers require). A
+		// skipped pass returns its result type's zero value, which an
 		// interface type has not: such an analyzer always runs.
-		skip := onDeps[a] && !keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
+		skip := !keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
 		run, resultType, name := a.Run, a.ResultType, a.Name
 		a.Run = func(pass *analysis.Pass) (res any, err error) {
 			if skip && isOutside(pass.Pkg) {
@@ -138,6 +107,17 @@ func prepareCheck(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root
 				delete(outside.packages, t)
 			}
 		}
+	}
+}
+
+// withRequired adds a and the analyzers it requires, transitively, to set.
+func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer) {
+	if set[a] {
+		return
+	}
+	set[a] = true
+	for _, r := range a.Requires {
+		withRequired(set, r)
 	}
 }
 
