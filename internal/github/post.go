@@ -74,7 +74,7 @@ func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, 
 		return "", fmt.Errorf("github: location %q is not an installation id", args.Location)
 	}
 	head, _, err := p.app.PullHead(ctx, inst, args.Owner, args.Repo, args.PR)
-	return head, err
+	return head, p.app.retryLater(err)
 }
 
 // Publish queues the post of a saved review, or, for a run that failed,
@@ -191,6 +191,30 @@ func errorMessage(err error) string {
 		return er.Message
 	}
 	return err.Error()
+}
+
+// RateLimitError is GitHub's rate limit met while reading a change or a
+// head: pipeline.Worker snoozes the review for RetryAfter.
+type RateLimitError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RateLimitError) Error() string { return e.Err.Error() }
+
+func (e *RateLimitError) Unwrap() error { return e.Err }
+
+// RetryAfter is how long to wait.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.After }
+
+var _ pipeline.RetryLater = (*RateLimitError)(nil)
+
+// retryLater wraps err in a RateLimitError when it is a rate limit.
+func (a *App) retryLater(err error) error {
+	if d, ok := rateLimited(err, a.now()); ok {
+		return &RateLimitError{Err: err, After: d}
+	}
+	return err
 }
 
 // postNotice posts the one short issue comment of a run that did not

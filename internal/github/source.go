@@ -39,6 +39,11 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // GitHub refuses that as too large (406) or the pull request has moved on
 // from ref.Head, the diff of the fetched commits computed here.
 func (s *Source) Change(ctx context.Context, ref change.Ref) (*change.Change, error) {
+	c, err := s.change(ctx, ref)
+	return c, s.app.retryLater(err)
+}
+
+func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, error) {
 	inst, err := strconv.ParseInt(s.location, 10, 64)
 	if err != nil {
 		return nil, errors.New("github source: the location is not an installation id")

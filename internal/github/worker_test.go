@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +148,26 @@ func TestWorkerRateLimitedSaysWhenItResets(t *testing.T) {
 	}
 	if rs := p.gh.Reviews("octo", "demo", 7); len(rs) != 0 {
 		t.Fatal("a review was posted over the rate limit")
+	}
+}
+
+func TestWorkerSnoozesOnGitHubsRateLimit(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	p.gh.SecondaryRateLimit(1, 30*time.Second)
+	w := &pipeline.Worker{
+		DB:          p.db,
+		Sources:     map[string]func(string) change.Source{"github": p.app.Source},
+		Publishers:  map[string]pipeline.Publisher{"github": p.app.Publisher()},
+		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{changedLines{}} },
+	}
+	// The last attempt: a failure would be recorded as internal_error.
+	job := &river.Job[pipeline.ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 3, MaxAttempts: 3}, Args: p.args()}
+	var snooze *river.JobSnoozeError
+	if err := w.Work(context.Background(), job); !errors.As(err, &snooze) || snooze.Duration != 30*time.Second {
+		t.Fatalf("Work: %v, want a 30 s snooze", err)
+	}
+	if f := failures(t, p); len(f) != 0 {
+		t.Fatalf("review.failed %+v recorded for a rate limit of GitHub's", f)
 	}
 }

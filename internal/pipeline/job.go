@@ -94,6 +94,14 @@ type Starter interface {
 	Started(ctx context.Context, args ReviewArgs) error
 }
 
+// RetryLater is an error of a source or publisher that asks to be tried
+// again later, such as a platform's rate limit: the review job is snoozed
+// for RetryAfter rather than failed.
+type RetryLater interface {
+	error
+	RetryAfter() time.Duration
+}
+
 // Worker runs review jobs: the rate limit, the change, the repository's
 // configuration from its base, the specialists, and Save.
 type Worker struct {
@@ -148,8 +156,13 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	}
 	lastAttempt := job.Attempt >= job.MaxAttempts
 	// fail records review.failed internal_error on the last attempt, and
-	// otherwise lets River retry.
+	// otherwise lets River retry; a platform's rate limit snoozes the job
+	// instead, using no attempt.
 	fail := func(err error) error {
+		var later RetryLater
+		if errors.As(err, &later) {
+			return river.JobSnooze(later.RetryAfter())
+		}
 		if !lastAttempt {
 			return err
 		}
