@@ -237,7 +237,7 @@ func bench(ctx context.Context, c config) error {
 	}
 	fmt.Printf("- %d events per backend, one endpoint (the receiver in the bench process, loopback), %d committing goroutines; %s; baseline: bare net/http client, %d concurrent requests (the worker's attempts in flight to one endpoint), same bodies and headers\n\n",
 		c.events, c.committers, worker, perEndpoint(c))
-	fmt.Println("| backend | delivered | commits/s | deliveries/s | commit→arrival p50 | p99 | max | serve CPU per delivery | bare client deliveries/s | send→arrival p50 / p99 | ratio |")
+	fmt.Println("| backend | delivered | commits/s | deliveries/s | commit→arrival p50 | p99 | max | CPU per delivery¹ | bare client deliveries/s | send→arrival p50 / p99 | ratio |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, p := range rows {
 		q, b := p.q, p.b
@@ -247,6 +247,8 @@ func bench(ctx context.Context, c config) error {
 			cpuPer(q),
 			b.perSec(), fmtDur(pct(b.lat, 0.50)), fmtDur(pct(b.lat, 0.99)), q.perSec()/b.perSec())
 	}
+	fmt.Println()
+	fmt.Println("¹ CPU time (user + system) per delivery of the quorum serve child; with --in-process, of the whole bench process (committers, worker and receiver; with --backlog from the worker's start).")
 	fmt.Println()
 	return nil
 }
@@ -270,7 +272,15 @@ type inProcess struct {
 	jobs *store.Jobs
 }
 
-func (p *inProcess) cpu() time.Duration { return 0 }
+// cpu is this whole process's user+system CPU time: the worker, but also
+// the committers, the receiver and the bare client.
+func (p *inProcess) cpu() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func (p *inProcess) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
