@@ -137,6 +137,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		in.log.Debug("github webhook: body not read", "error", err.Error())
+		in.problem(w, r, http.StatusBadRequest, "", "The body could not be read.")
 		return
 	}
 	sig := r.Header.Get(github.SHA256SignatureHeader)
