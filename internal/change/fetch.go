@@ -13,7 +13,8 @@ import (
 // Fetch fetches the commits revs (full object names) from the repository
 // at remote into l.Dir, shallowly (their trees, not their history), making
 // l.Dir a bare repository first when it is not one. Each commit is kept
-// under refs/quorum/<sha> so later reads find it.
+// under refs/quorum/<sha> so later reads find it; a commit already there is
+// not fetched again.
 //
 // header, when not empty, is sent with every HTTP request (an
 // Authorization header with a token, say). It reaches git through its
@@ -29,15 +30,25 @@ func (l *Local) Fetch(ctx context.Context, remote, header string, revs ...string
 	if strings.ContainsAny(header, "\r\n") {
 		return errors.New("fetch: invalid header")
 	}
-	refspecs := make([]string, 0, len(revs))
 	for _, rev := range revs {
 		if len(rev) < 40 || strings.Trim(rev, "0123456789abcdef") != "" {
 			return fmt.Errorf("fetch: %w: %q is not a full object name", ErrInvalidRef, rev)
 		}
-		refspecs = append(refspecs, "+"+rev+":refs/quorum/"+rev)
 	}
 	if err := l.initBare(ctx); err != nil {
 		return err
+	}
+	// Commits fetched before (a base many pull requests share, a head
+	// reviewed again) are not fetched again.
+	var refspecs []string
+	for _, rev := range revs {
+		if _, err := l.resolve(ctx, rev); err == nil {
+			continue
+		}
+		refspecs = append(refspecs, "+"+rev+":refs/quorum/"+rev)
+	}
+	if len(refspecs) == 0 {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.gitTimeout())
 	defer cancel()

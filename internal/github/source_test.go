@@ -26,7 +26,7 @@ type fixture struct {
 	inst int64
 }
 
-func setup(t *testing.T, files int) *fixture {
+func setup(t testing.TB, files int) *fixture {
 	t.Helper()
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"main.go": "package main\n\nfunc main() {\n}\n", "README.md": "# demo\n"})
@@ -104,6 +104,12 @@ func TestSourcePaginatesFilesAndFetchesTheTree(t *testing.T) {
 	}
 	if _, err := c.ReadFileAt(context.Background(), c.BaseSHA, "README.md"); err != nil {
 		t.Fatalf("read README.md at base: %v", err)
+	}
+	// Reviewed again: the commits are there, nothing is fetched.
+	fetches := len(f.gh.GitAuthorizations())
+	f.change(t)
+	if n := len(f.gh.GitAuthorizations()); n != fetches {
+		t.Fatalf("%d more git requests for commits already fetched", n-fetches)
 	}
 }
 
