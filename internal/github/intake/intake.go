@@ -102,7 +102,8 @@ func (in *Intake) Register(rw *river.Workers) {
 }
 
 // handled lists the events and actions the intake acts on; every other
-// delivery is answered 202 and dropped.
+// delivery is answered 202 and dropped (a pull request's edits too, except
+// a change of its base branch).
 var handled = map[string][]string{
 	"installation":              {"created", "deleted", "suspend", "unsuspend"},
 	"installation_repositories": {"added", "removed"},
@@ -117,6 +118,17 @@ type envelope struct {
 	Installation *struct {
 		ID int64 `json:"id"`
 	} `json:"installation"`
+	Changes *struct {
+		Base json.RawMessage `json:"base"`
+	} `json:"changes"`
+}
+
+// handled reports whether the intake acts on this delivery of event name.
+func (e envelope) handled(name string) bool {
+	if name == "pull_request" && e.Action == "edited" {
+		return e.Changes != nil && len(e.Changes.Base) > 0
+	}
+	return slices.Contains(handled[name], e.Action)
 }
 
 // ServeHTTP handles one webhook delivery.
@@ -166,7 +178,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
 		return
 	}
-	if !slices.Contains(handled[name], env.Action) {
+	if !env.handled(name) {
 		in.log.Debug("github webhook ignored", "delivery", delivery, "event", name, "action", env.Action)
 		writeStatus(w, http.StatusAccepted, "ignored")
 		return

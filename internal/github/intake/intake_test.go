@@ -763,3 +763,36 @@ func TestPruneForgetsOldDeliveries(t *testing.T) {
 		}
 	})
 }
+
+func TestBaseChangeReviewsAgain(t *testing.T) {
+	t.Parallel()
+	const base2 = "7b2f6c1e9d3a4b5c6d7e8f90a1b2c3d4e5f60718"
+	edited := func(changes map[string]any, base string) func(m map[string]any) {
+		return func(m map[string]any) {
+			m["action"] = "edited"
+			m["changes"] = changes
+			m["pull_request"].(map[string]any)["base"].(map[string]any)["sha"] = base
+		}
+	}
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		f.deliver(t, "pull_request", example(t, "pull_request.opened.json", nil))
+
+		// A new title: nothing to review, nothing stored.
+		res := f.post(t, "pull_request", "", example(t, "pull_request.opened.json",
+			edited(map[string]any{"title": map[string]any{"from": "Update the README"}}, base1)))
+		if got := status(t, res); got != "ignored" {
+			t.Errorf("title edit: %q, want ignored", got)
+		}
+		// Another base branch: the same head reviewed against the new base.
+		f.deliver(t, "pull_request", example(t, "pull_request.opened.json",
+			edited(map[string]any{"base": map[string]any{"ref": map[string]any{"from": "master"}, "sha": map[string]any{"from": base1}}}, base2)))
+		jobs := reviewJobs(t, f.db)
+		if len(jobs) != 2 || jobs[1]["head"] != head1 || jobs[1]["base"] != base2 {
+			t.Fatalf("review jobs after the base changed: %v", jobs)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries`); n != 2 {
+			t.Errorf("%d deliveries stored, want 2 (the title edit is not)", n)
+		}
+	})
+}

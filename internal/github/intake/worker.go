@@ -185,17 +185,26 @@ func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
 			}
 			return pipeline.Close(ctx, tx, repo.ID, e.GetNumber(), now)
 		}
-	case "opened", "reopened", "synchronize", "ready_for_review":
+	case "opened", "reopened", "synchronize", "ready_for_review", "edited":
 		if pr.GetDraft() && !in.cfg.ReviewDrafts {
 			in.log.Debug("draft pull request not reviewed", "repo", e.GetRepo().GetFullName(), "pr", e.GetNumber())
 			return nil
+		}
+		if e.GetAction() == "edited" && e.GetChanges().GetBase() == nil {
+			return nil // a new title or description changes nothing to review
 		}
 		return func(ctx context.Context, tx store.Tx, now time.Time) error {
 			inst, repo, err := in.repository(ctx, tx, instID, e.GetRepo(), now)
 			if err != nil || repo.ID == "" {
 				return err
 			}
-			return pipeline.Enqueue(ctx, tx, reviewArgs(inst, repo, e.GetNumber(), pr.GetHead().GetSHA(), pr.GetBase().GetSHA()), now)
+			args := reviewArgs(inst, repo, e.GetNumber(), pr.GetHead().GetSHA(), pr.GetBase().GetSHA())
+			if e.GetAction() == "edited" {
+				// Another base branch: the same head makes another change,
+				// reviewed again once per base.
+				return pipeline.Rerun(ctx, tx, args, "base:"+args.Base, now)
+			}
+			return pipeline.Enqueue(ctx, tx, args, now)
 		}
 	}
 	return nil
