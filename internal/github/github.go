@@ -93,6 +93,7 @@ type App struct {
 	mu            sync.Mutex
 	installations map[int64]*ghinstallation.Transport
 	fetching      sync.Map // cache directory → *sync.Mutex
+	bot           string   // the App's login, once known
 }
 
 // New returns the App for cfg, after checking its key.
@@ -150,6 +151,38 @@ func (a *App) client(installationID int64) (*gh.Client, error) {
 		return nil, fmt.Errorf("github api url %q: %w", a.cfg.APIURL, err)
 	}
 	return c, nil
+}
+
+// botLogin returns the login the App comments as ("<slug>[bot]"), asked
+// of GitHub once.
+func (a *App) botLogin(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	bot := a.bot
+	a.mu.Unlock()
+	if bot != "" {
+		return bot, nil
+	}
+	c, err := gh.NewClient(
+		gh.WithHTTPClient(&http.Client{Transport: a.apps, Timeout: apiTimeout}),
+		gh.WithEnterpriseURLs(a.cfg.APIURL, a.cfg.APIURL),
+		gh.WithUserAgent("quorum"),
+		gh.WithDisableRateLimitCheck(),
+	)
+	if err != nil {
+		return "", fmt.Errorf("github api url %q: %w", a.cfg.APIURL, err)
+	}
+	app, _, err := c.Apps.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("get the app: %w", err)
+	}
+	if app.GetSlug() == "" {
+		return "", errors.New("get the app: GitHub gave no slug")
+	}
+	bot = app.GetSlug() + "[bot]"
+	a.mu.Lock()
+	a.bot = bot
+	a.mu.Unlock()
+	return bot, nil
 }
 
 // CanWrite reports whether login has write (or admin/maintain) permission

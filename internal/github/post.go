@@ -258,7 +258,11 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArg
 	if pr.GetHead().GetSHA() != r.Head {
 		return a.stale(ctx, c, r)
 	}
-	posted, err := postedFingerprints(ctx, c, r)
+	bot, err := a.botLogin(ctx)
+	if err != nil {
+		return err
+	}
+	posted, err := postedFingerprints(ctx, c, r, bot)
 	if err != nil {
 		return err
 	}
@@ -331,8 +335,10 @@ func (a *App) stale(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) er
 }
 
 // postedFingerprints returns the fingerprints of the findings quorum
-// already commented on in the pull request, on any head.
-func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) (map[string]bool, error) {
+// already commented on in the pull request, on any head. Only the App's own
+// comments count: anyone can write the marker, and a pull request's author
+// must not be able to silence a finding with it.
+func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot string) (map[string]bool, error) {
 	posted := map[string]bool{}
 	opts := &gh.PullRequestListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
@@ -341,6 +347,9 @@ func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 			return nil, fmt.Errorf("list the comments of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
 		}
 		for _, cm := range page {
+			if !strings.EqualFold(cm.GetUser().GetLogin(), bot) {
+				continue
+			}
 			for _, m := range marker.FindAllStringSubmatch(cm.GetBody(), -1) {
 				posted[m[1]] = true
 			}

@@ -491,3 +491,16 @@ func TestPostWhenGitHubCannotDiff(t *testing.T) {
 		t.Fatalf("body does not list the refused line 20:\n%s", rv.Body)
 	}
 }
+
+func TestPostIgnoresMarkersWrittenByOthers(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	// The pull request's author tries to silence a finding by writing its
+	// marker in a comment of their own.
+	p.gh.AddComment("octo", "demo", 7, githubtest.ReviewComment{Path: "main.go", Line: 10, Side: "RIGHT", User: "mallory",
+		Body: "nothing to see <!-- quorum:fp=secret -->"})
+	rv := p.mustPost(t, p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "secret")))
+	if len(rv.Comments) != 1 || !strings.Contains(rv.Comments[0].Body, "quorum:fp=secret") {
+		t.Fatalf("comments %+v, want the finding posted despite another user's marker", rv.Comments)
+	}
+}

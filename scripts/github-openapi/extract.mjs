@@ -23,6 +23,7 @@ const out = join(root, "internal/github/githubtest/testdata/api.github.com.json"
 const used = {
   "/app/installations/{installation_id}/access_tokens": ["post"],
   "/app/installations/{installation_id}": ["get"],
+  "/app": ["get"],
   "/installation/repositories": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/files": ["get"],

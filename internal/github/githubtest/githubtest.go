@@ -71,8 +71,12 @@ var loadSpec = sync.OnceValues(func() (*spec, error) {
 	return &spec{doc: doc, router: router}, nil
 })
 
-// AppID is the id of the app the double knows.
-const AppID = 4242
+// AppID is the id of the app the double knows, and AppSlug its name in
+// URLs: its comments are by AppSlug + "[bot]".
+const (
+	AppID   = 4242
+	AppSlug = "quorum-test"
+)
 
 // Server is the GitHub double.
 type Server struct {
@@ -135,6 +139,8 @@ type ReviewComment struct {
 	SubjectType string `json:"subject_type,omitempty"`
 	CommitID    string `json:"commit_id,omitempty"`
 	Body        string `json:"body"`
+	// User wrote it; empty is the app.
+	User string `json:"-"`
 }
 
 // Review is a review posted on a pull request.
@@ -255,6 +261,16 @@ func (s *Server) FilesPageSize(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.filesPageSize = n
+}
+
+// AddComment adds a review comment to a pull request, as someone else
+// than the app when c.User is set.
+func (s *Server) AddComment(owner, name string, number int, c ReviewComment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.ID = s.id()
+	r := s.repo(owner, name)
+	r.comments[number] = append(r.comments[number], c)
 }
 
 // Pending returns how many pending reviews are left on the repository.
@@ -437,9 +453,15 @@ func exampleOf(op *openapi3.Operation, status int) any {
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.Route, p map[string]string, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if route.Path == "/app/installations/{installation_id}/access_tokens" || route.Path == "/app/installations/{installation_id}" {
+	if strings.HasPrefix(route.Path, "/app") {
 		if err := s.checkJWT(r); err != nil {
 			s.problem(w, http.StatusUnauthorized, "A JSON web token could not be decoded: "+err.Error())
+			return
+		}
+		if route.Path == "/app" {
+			v := example(route, 200)
+			v["id"], v["slug"] = AppID, AppSlug
+			writeJSON(w, 200, v)
 			return
 		}
 		inst, _ := strconv.ParseInt(p["installation_id"], 10, 64)
@@ -655,6 +677,12 @@ func (c *CheckRun) json(v map[string]any) map[string]any {
 
 func commentJSON(v map[string]any, c ReviewComment) map[string]any {
 	v["id"], v["path"], v["body"] = c.ID, c.Path, c.Body
+	u := v["user"].(map[string]any)
+	if c.User == "" {
+		u["login"], u["type"] = AppSlug+"[bot]", "Bot"
+	} else {
+		u["login"], u["type"] = c.User, "User"
+	}
 	if c.CommitID != "" {
 		v["commit_id"] = c.CommitID
 	}
