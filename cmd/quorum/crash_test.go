@@ -73,17 +73,42 @@ type child struct {
 	done   chan struct{} // closed when the process has exited and been reaped
 }
 
-// buildQuorum builds this command's binary, as a normal (non-race) build.
+// built is this command's binary, built once for the tests that run it as
+// a process, and removed by TestMain.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+// buildQuorum builds this command's binary, as a normal (non-race) build,
+// once for all the tests that ask.
 func buildQuorum(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "quorum")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "quorum-test-bin-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "quorum")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		built.out, built.err = exec.CommandContext(ctx, "go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // startChild runs `quorum serve` and waits until /healthz answers. The
