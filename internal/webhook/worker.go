@@ -123,7 +123,9 @@ func (w *Worker) Timeout(*river.Job[DeliverArgs]) time.Duration {
 // attempt recorded it: RetryDelays[n-1] after attempt n started. A job
 // with no such record lost its attempt with its process (River's rescuer
 // asks): that attempt did not fail, it never ended, so it is made again at
-// once; Work then finds whether it was in fact recorded.
+// once; Work then finds whether it was in fact recorded. An error that was
+// not a failed attempt (the database was unreachable, say) is retried on
+// River's default backoff.
 func (w *Worker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,6 +135,14 @@ func (w *Worker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
 		return at
 	}
 	return time.Now()
+}
+
+// retryNoted reports whether Work noted the job's retry.
+func (w *Worker) retryNoted(job *river.Job[DeliverArgs]) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.retryAt[retryKey{job.ID, job.Attempt}]
+	return ok
 }
 
 // noteRetry keeps when the job's retry is due until River asks NextRetry.
@@ -280,6 +290,22 @@ type outcome struct {
 
 // Work makes one attempt of the job's delivery.
 func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
+	w.mu.Lock()
+	delete(w.retryAt, retryKey{job.ID, job.Attempt})
+	w.mu.Unlock()
+	err := w.attempt(ctx, job)
+	if err != nil && !w.retryNoted(job) && !errors.As(err, new(*river.JobCancelError)) && !errors.As(err, new(*river.JobSnoozeError)) {
+		// Not a failed attempt but a failure around one (the database, a
+		// stopped context): River's own backoff, not the delivery schedule,
+		// and not at once.
+		w.noteRetry(job, (&river.DefaultClientRetryPolicy{}).NextRetry(job.JobRow))
+	}
+	return err
+}
+
+// attempt is Work but for the retry of an error that is not a failed
+// attempt.
+func (w *Worker) attempt(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	t, err := w.load(ctx, job.Args.DeliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)

@@ -701,6 +701,16 @@ func TestRescuedAttempt(t *testing.T) {
 		if got := bd.w.NextRetry(lost); got.After(time.Now().Add(time.Second)) {
 			t.Fatalf("rescued job retried at %s, want at once", got)
 		}
+		// An error around an attempt (here a stopped context) is not a
+		// failed attempt, nor a lost one: River's own backoff.
+		stopped, stop := context.WithCancel(context.Background())
+		stop()
+		if err := bd.w.Work(stopped, lost); err == nil {
+			t.Fatal("Work succeeded with a stopped context")
+		}
+		if got := bd.w.NextRetry(lost); got.Before(time.Now().Add(500 * time.Millisecond)) {
+			t.Fatalf("after an error that was no attempt, retried at %s, want River's backoff", got)
+		}
 		// River attempt 2 is the delivery's first: it fails and is retried
 		// after the first delay, not the second.
 		if err := bd.work(t, d, 2); err == nil {
