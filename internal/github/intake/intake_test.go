@@ -703,6 +703,7 @@ func BenchmarkWebhook(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			n := 0 // delivery ids stay new across -count runs
 			for _, action := range []string{"ignored", "queued"} {
 				body := raw
 				if action == "ignored" {
@@ -710,7 +711,6 @@ func BenchmarkWebhook(b *testing.B) {
 				}
 				sig := sign(body, secret)
 				b.Run(action, func(b *testing.B) {
-					n := 0
 					for b.Loop() {
 						n++
 						req := httptest.NewRequest(http.MethodPost, intake.Path, bytes.NewReader(body))
