@@ -258,7 +258,7 @@ func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
 		// The go command and the type checker get Timeout; past it the
 		// review goes on with the syntax alone, while ctx lasts.
 		loadCtx, cancel := context.WithTimeout(ctx, timeout)
-		pkgs, lerr := l.loadPackages(loadCtx, root, dirs, changesTests(c))
+		pkgs, lerr := l.loadPackages(loadCtx, root, dirs, testDirs(c))
 		expired := loadCtx.Err() != nil
 		cancel()
 		switch {
@@ -301,12 +301,17 @@ func (l *Loader) syntaxOnly(ctx context.Context, m *materializer, why string) (*
 	return p, nil
 }
 
-// changesTests reports whether the change touches a Go test file: only
-// then are test variants loaded, which costs a second type-check.
-func changesTests(c *change.Change) bool {
-	return slices.ContainsFunc(changedGoFiles(c), func(f *change.File) bool {
-		return strings.HasSuffix(f.NewPath, "_test.go")
-	})
+// testDirs returns the directories in which the change touches a Go test
+// file: only when there are some are test variants loaded, which costs a
+// second type-check, and only theirs are analyzed.
+func testDirs(c *change.Change) map[string]bool {
+	dirs := map[string]bool{}
+	for _, f := range changedGoFiles(c) {
+		if strings.HasSuffix(f.NewPath, "_test.go") {
+			dirs[path.Dir(f.NewPath)] = true
+		}
+	}
+	return dirs
 }
 
 // materializer copies files of the head tree into root.
@@ -509,8 +514,10 @@ func skipDir(dir string) bool {
 }
 
 // loadPackages loads the patterns (the last element of dirs is the
-// module's directory) with go/packages under the sandboxed environment.
-func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, tests bool) ([]*packages.Package, error) {
+// module's directory) with go/packages under the sandboxed environment,
+// with their tests when testDirs (directories relative to root in which
+// test files changed) is not empty.
+func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, testDirs map[string]bool) ([]*packages.Package, error) {
 	env, err := l.environment()
 	if err != nil {
 		return nil, err
@@ -521,7 +528,7 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 		Context: ctx,
 		Dir:     filepath.Join(root, filepath.FromSlash(modDir)),
 		Env:     env,
-		Tests:   tests,
+		Tests:   len(testDirs) > 0,
 		// Dependencies outside the repository (the standard library,
 		// modules) are type-checked without their function bodies: a
 		// tenth of the work, and all a review of the repository's own
@@ -569,9 +576,12 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 		return nil, errors.New(firstLine(errs[0]))
 	}
 	// With Tests set, a package comes as itself, its test variant
-	// (package p [p.test]) and its external tests (p_test) and the test
-	// main; analyzing the test variant covers the package's own files,
-	// so the plain package is left out when it has one.
+	// (package p [p.test]), its external tests (p_test) and the test
+	// main. In a directory where a test file changed, the test variant
+	// and the external tests are analyzed (the variant holds the
+	// package's own files too, so the plain package is left out);
+	// elsewhere the package alone: its tests did not change, and
+	// analyzing them costs without reporting anything on changed lines.
 	hasTestVariant := map[string]bool{}
 	for _, p := range pkgs {
 		if p.ForTest != "" && p.ForTest == p.PkgPath {
@@ -579,9 +589,12 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 		}
 	}
 	for _, p := range pkgs {
+		rel, _ := filepath.Rel(root, filepath.Dir(firstFile(p)))
+		testsChanged := testDirs[filepath.ToSlash(rel)]
 		switch {
 		case strings.HasSuffix(p.PkgPath, ".test"):
-		case p.ForTest == "" && hasTestVariant[p.PkgPath]:
+		case p.ForTest != "" && !testsChanged:
+		case p.ForTest == "" && testsChanged && hasTestVariant[p.PkgPath]:
 		default:
 			roots = append(roots, p)
 		}

@@ -47,16 +47,19 @@ func TestLoad(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{
-		"go.mod":        goanalysistest.GoMod("example.com/load"),
-		"lib/lib.go":    "package lib\n\n// N is a number.\nconst N = 1\n",
-		"svc/helper.go": "package svc\n\nfunc helper() int { return 2 }\n",
-		"svc/svc.go":    "package svc\n\nfunc S() int { return helper() }\n",
-		"docs/a.md":     "docs\n",
+		"go.mod":          goanalysistest.GoMod("example.com/load"),
+		"lib/lib.go":      "package lib\n\n// N is a number.\nconst N = 1\n",
+		"svc/helper.go":   "package svc\n\nfunc helper() int { return 2 }\n",
+		"svc/svc.go":      "package svc\n\nfunc S() int { return helper() }\n",
+		"docs/a.md":       "docs\n",
+		"other/o.go":      "package other\n\nfunc O() int { return 1 }\n",
+		"other/o_test.go": "package other\n\nimport \"testing\"\n\nfunc TestO(t *testing.T) { _ = O() }\n",
 	})
 	base := r.Commit("base")
 	r.Write(map[string]string{
 		"svc/svc.go":      "package svc\n\nimport \"example.com/load/lib\"\n\nfunc S() int { return helper() + lib.N }\n",
 		"svc/svc_test.go": "package svc\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) { _ = S() }\n",
+		"other/o.go":      "package other\n\nfunc O() int { return 2 }\n",
 	})
 	head := r.Commit("head")
 	c := r.Change(base, head)
@@ -104,6 +107,10 @@ func TestLoad(t *testing.T) {
 	// analyzed a second time on its own.
 	if slices.Contains(paths, "example.com/load/svc") {
 		t.Errorf("packages %v hold svc besides its test variant", paths)
+	}
+	// A package whose tests did not change is analyzed without them.
+	if !slices.Contains(paths, "example.com/load/other") || slices.Contains(paths, "example.com/load/other [example.com/load/other.test]") {
+		t.Errorf("packages %v: want other alone, not its test variant", paths)
 	}
 	if _, ok := p.HeadFile("svc/helper.go"); !ok {
 		t.Error("unchanged file of the package not copied")
