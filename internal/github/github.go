@@ -53,8 +53,9 @@ type Config struct {
 	CheckRuns bool
 	// ReviewDrafts reviews draft pull requests too (used by intake).
 	ReviewDrafts bool
-	// CacheDir keeps the fetched repositories (bare, shallow); "" is
-	// quorum-github in the system's temporary directory.
+	// CacheDir keeps the fetched repositories (bare, shallow; one unused
+	// for a week is removed); "" is quorum-github in the system's
+	// temporary directory.
 	CacheDir string
 }
 
@@ -92,8 +93,9 @@ type App struct {
 
 	mu            sync.Mutex
 	installations map[int64]*ghinstallation.Transport
-	fetching      sync.Map // cache directory → *sync.Mutex
-	bot           string   // the App's login, once known
+	fetching      sync.Map  // cache directory → *sync.Mutex
+	bot           string    // the App's login, once known
+	swept         time.Time // when the cache was last looked over
 }
 
 // New returns the App for cfg, after checking its key.

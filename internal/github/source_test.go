@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/change/changetest"
@@ -196,5 +197,25 @@ func TestSourceOfAnOlderHeadDiffsItsCommits(t *testing.T) {
 	}
 	if c.HeadSHA != f.head {
 		t.Fatalf("head %s, want %s", c.HeadSHA, f.head)
+	}
+}
+
+func TestSourceRemovesRepositoriesUnusedForAWeek(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	f.change(t)
+	dir := filepath.Join(f.app.Config().CacheDir, "octo", "demo.git")
+	other := filepath.Join(f.app.Config().CacheDir, "octo", "gone.git")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(8 * 24 * time.Hour)
+	f.app.now = func() time.Time { return later }
+	f.change(t) // uses demo.git again: only gone.git has been idle
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("a repository unused for 8 days is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		t.Fatalf("the repository in use was removed: %v", err)
 	}
 }
