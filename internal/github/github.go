@@ -142,8 +142,14 @@ func (a *App) transport(installationID int64) *ghinstallation.Transport {
 
 // client returns an API client acting as the installation.
 func (a *App) client(installationID int64) (*gh.Client, error) {
+	return a.newClient(a.transport(installationID))
+}
+
+// newClient returns an API client authenticating with transport (the
+// App's or an installation's).
+func (a *App) newClient(transport http.RoundTripper) (*gh.Client, error) {
 	c, err := gh.NewClient(
-		gh.WithHTTPClient(&http.Client{Transport: a.transport(installationID), Timeout: apiTimeout}),
+		gh.WithHTTPClient(&http.Client{Transport: transport, Timeout: apiTimeout}),
 		gh.WithEnterpriseURLs(a.cfg.APIURL, a.cfg.APIURL),
 		gh.WithUserAgent("quorum"),
 		// Rate limits are the jobs' to handle: they snooze until the reset.
@@ -164,14 +170,9 @@ func (a *App) botLogin(ctx context.Context) (string, error) {
 	if bot != "" {
 		return bot, nil
 	}
-	c, err := gh.NewClient(
-		gh.WithHTTPClient(&http.Client{Transport: a.apps, Timeout: apiTimeout}),
-		gh.WithEnterpriseURLs(a.cfg.APIURL, a.cfg.APIURL),
-		gh.WithUserAgent("quorum"),
-		gh.WithDisableRateLimitCheck(),
-	)
+	c, err := a.newClient(a.apps)
 	if err != nil {
-		return "", fmt.Errorf("github api url %q: %w", a.cfg.APIURL, err)
+		return "", err
 	}
 	app, _, err := c.Apps.Get(ctx, "")
 	if err != nil {
