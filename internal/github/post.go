@@ -112,6 +112,9 @@ type postWorker struct {
 	app *App
 }
 
+// Timeout bounds a post: with a 422 to sort out, a few dozen requests.
+func (w *postWorker) Timeout(*river.Job[PostArgs]) time.Duration { return 5 * time.Minute }
+
 // Work posts the review or the notice.
 func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
 	err := w.work(ctx, job.Args)
