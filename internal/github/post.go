@@ -299,8 +299,23 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArg
 		if err == nil {
 			break
 		}
-		if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity || len(inline) == 0 {
+		if resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
 			return fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		if len(inline) == 0 {
+			if deleted, derr := deletePending(ctx, c, r, bot); derr != nil || !deleted {
+				return errors.Join(fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err), derr)
+			}
+			continue
+		}
+		// A pending review of ours left by a post that stopped half-way
+		// blocks every other: delete it and try again.
+		deleted, derr := deletePending(ctx, c, r, bot)
+		if derr != nil {
+			return derr
+		}
+		if deleted {
+			continue
 		}
 		// GitHub refused a comment without saying which: find them with
 		// pending reviews (seen by no one, deleted at once), then post
@@ -377,6 +392,32 @@ func (a *App) diffFiles(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 		byPath[f.Path()] = f
 	}
 	return byPath, nil
+}
+
+// deletePending deletes the App's pending reviews on the pull request,
+// reporting whether there were any.
+func deletePending(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot string) (bool, error) {
+	deleted := false
+	opts := &gh.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := c.PullRequests.ListReviews(ctx, r.Owner, r.Repo, r.PR, opts)
+		if err != nil {
+			return false, fmt.Errorf("list the reviews of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		for _, rv := range page {
+			if rv.GetState() != "PENDING" || !strings.EqualFold(rv.GetUser().GetLogin(), bot) {
+				continue
+			}
+			if _, _, err := c.PullRequests.DeletePendingReview(ctx, r.Owner, r.Repo, r.PR, rv.GetID()); err != nil {
+				return false, fmt.Errorf("delete a pending review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+			}
+			deleted = true
+		}
+		if resp.NextPage == 0 {
+			return deleted, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // sortComments finds the comments GitHub refuses, by bisection with

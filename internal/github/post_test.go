@@ -504,3 +504,16 @@ func TestPostIgnoresMarkersWrittenByOthers(t *testing.T) {
 		t.Fatalf("comments %+v, want the finding posted despite another user's marker", rv.Comments)
 	}
 }
+
+func TestPostDeletesAPendingReviewLeftBehind(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	p.gh.LeavePending("octo", "demo", 7) // a post stopped between a probe and its deletion
+	rv := p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "a")))
+	if len(rv.Comments) != 1 || strings.Contains(rv.Body, "would not place") {
+		t.Fatalf("review %+v, want its one comment posted", rv)
+	}
+	if n := p.gh.Pending("octo", "demo"); n != 0 {
+		t.Fatalf("%d pending reviews left", n)
+	}
+}

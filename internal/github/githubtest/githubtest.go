@@ -273,6 +273,14 @@ func (s *Server) AddComment(owner, name string, number int, c ReviewComment) {
 	r.comments[number] = append(r.comments[number], c)
 }
 
+// LeavePending leaves a pending review of the app on a pull request, as a
+// client that stopped between creating and deleting one would.
+func (s *Server) LeavePending(owner, name string, number int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repo(owner, name).pending[s.id()] = number
+}
+
 // Pending returns how many pending reviews are left on the repository.
 func (s *Server) Pending(owner, name string) int {
 	s.mu.Lock()
@@ -600,6 +608,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.R
 		writeJSON(w, 200, v)
 	case "pulls/list-files":
 		s.listFiles(w, r, rp, pr)
+	case "pulls/list-reviews":
+		out := []any{}
+		add := func(id int64, state, body, commit string) {
+			v := exampleOf(route.Operation, 200).([]any)[0].(map[string]any)
+			v["id"], v["state"], v["body"], v["commit_id"] = id, state, body, commit
+			u := v["user"].(map[string]any)
+			u["login"], u["type"] = AppSlug+"[bot]", "Bot"
+			out = append(out, v)
+		}
+		for _, rv := range rp.reviews[number] {
+			add(rv.ID, map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}[rv.Event], rv.Body, rv.CommitID)
+		}
+		for id, n := range rp.pending {
+			if n == number {
+				add(id, "PENDING", "", pr.Head)
+			}
+		}
+		writeJSON(w, 200, out)
 	case "pulls/create-review":
 		s.createReview(w, route, rp, pr, body)
 	case "pulls/list-review-comments":
@@ -854,6 +880,13 @@ func (s *Server) createReview(w http.ResponseWriter, route *routers.Route, rp *r
 	if (in.Event == "REQUEST_CHANGES" || in.Event == "COMMENT") && in.Body == "" {
 		s.problem(w, http.StatusUnprocessableEntity, "Unprocessable Entity", "Body is required")
 		return
+	}
+	for _, n := range rp.pending {
+		if n == pr.Number {
+			s.problem(w, http.StatusUnprocessableEntity, "Unprocessable Entity",
+				"User can only have one pending review per pull request")
+			return
+		}
 	}
 	in.ID = s.id()
 	if in.Event == "" {
