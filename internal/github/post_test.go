@@ -244,6 +244,13 @@ func TestPostRecoversFromA422(t *testing.T) {
 	if n := p.gh.Pending("octo", "demo"); n != 0 {
 		t.Fatalf("%d pending reviews left behind", n)
 	}
+	posts := 0
+	for _, r := range p.gh.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/pulls/7/reviews") {
+			posts++
+		}
+	}
+	t.Logf("5 comments, 2 refused: %d review requests", posts)
 }
 
 func TestPostDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
