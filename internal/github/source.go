@@ -73,9 +73,24 @@ func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, er
 	if err != nil {
 		return nil, err
 	}
+	// diffHere diffs the fetched commits as GitHub does: from the merge
+	// base of base and head (base may have moved on since head forked).
+	diffHere := func() (*change.Change, error) {
+		cmp, _, err := c.Repositories.CompareCommits(ctx, ref.Owner, ref.Repo, base, head, &gh.ListOptions{PerPage: 1})
+		if err != nil {
+			return nil, fmt.Errorf("merge base of %s and %s: %w", short(base), short(head), err)
+		}
+		if mb := cmp.GetMergeBaseCommit().GetSHA(); mb != "" && mb != base {
+			if local, err = s.app.fetch(ctx, inst, pr.GetBase().GetRepo().GetCloneURL(), ref.Owner, ref.Repo, mb); err != nil {
+				return nil, err
+			}
+			ref.Base = mb
+		}
+		return local.Change(ctx, ref)
+	}
 	if head != pr.GetHead().GetSHA() || base != pr.GetBase().GetSHA() {
 		// GitHub's files are those of another head: diff here.
-		return local.Change(ctx, ref)
+		return diffHere()
 	}
 	files, tooLarge, err := githubDiff(ctx, c, ref)
 	if err != nil {
@@ -83,7 +98,7 @@ func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, er
 	}
 	if tooLarge {
 		s.app.log.Info("diff too large for GitHub; diffing the fetched commits", "owner", ref.Owner, "repo", ref.Repo, "pr", ref.PRNumber)
-		return local.Change(ctx, ref)
+		return diffHere()
 	}
 	return change.New(ctx, ref, base, head, files, local)
 }

@@ -219,3 +219,26 @@ func TestSourceRemovesRepositoriesUnusedForAWeek(t *testing.T) {
 		t.Fatalf("the repository in use was removed: %v", err)
 	}
 }
+
+func TestSourceDiffsLocallyFromTheMergeBase(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 1)
+	// The base branch moves on after the pull request forked: GitHub's
+	// base is its new tip, the diff is still from the fork point.
+	f.repo.Git("checkout", "-q", "-b", "main-later", f.base)
+	f.repo.Write(map[string]string{"README.md": "# demo, later\n"})
+	tip := f.repo.Commit("base moves on")
+	f.gh.AddPull("octo", "demo", githubtest.Pull{Number: 7, Base: tip, Head: f.head, TooLarge: true})
+	c, err := f.app.Source("99").Change(context.Background(), change.Ref{Owner: "octo", Repo: "demo", PRNumber: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths(c) {
+		if p == "README.md" {
+			t.Fatal("the local diff holds the base branch's own change: it was not taken from the merge base")
+		}
+	}
+	if got := paths(c); len(got) != 2 || c.BaseSHA != f.base {
+		t.Fatalf("files %v from %s, want main.go and pkg/f0.go from the fork point %s", got, c.BaseSHA, f.base)
+	}
+}

@@ -27,6 +27,7 @@ const used = {
   "/installation/repositories": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/files": ["get"],
+  "/repos/{owner}/{repo}/compare/{basehead}": ["get"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/reviews": ["get", "post"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}": ["delete"],
   "/repos/{owner}/{repo}/pulls/{pull_number}/comments": ["get", "post"],

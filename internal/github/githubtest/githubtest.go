@@ -514,6 +514,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.R
 		s.problem(w, http.StatusNotFound, "Not Found")
 		return
 	}
+	if route.Operation.OperationID == "repos/compare-commits-with-basehead" {
+		base, head, _ := strings.Cut(p["basehead"], "...")
+		cmd := exec.Command("git", "merge-base", base, head)
+		cmd.Dir = rp.dir
+		out, err := cmd.Output()
+		if err != nil {
+			s.problem(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		v := example(route, 200)
+		v["merge_base_commit"].(map[string]any)["sha"] = strings.TrimSpace(string(out))
+		v["commits"], v["files"] = []any{}, []any{}
+		writeJSON(w, 200, v)
+		return
+	}
 	number, _ := strconv.Atoi(p["pull_number"])
 	if n, err := strconv.Atoi(p["issue_number"]); err == nil {
 		number = n
