@@ -35,11 +35,12 @@ const maxListedFiles = 3000
 // keeps them safe as directory names.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// Change fetches the change of ref's pull request. The diff is GitHub's
-// (what its inline comments can be placed on): the files listed by the API
-// with their patches, or the whole diff when a patch is missing, or, when
-// GitHub refuses that as too large (406) or the pull request has moved on
-// from ref.Head, the diff of the fetched commits computed here.
+// Change fetches the change of ref's pull request, from the merge base of
+// its base and head, as GitHub shows it. The diff is GitHub's (what its
+// inline comments can be placed on): the files listed by the API with their
+// patches, or the whole diff when a patch is missing, or, when GitHub
+// refuses that as too large (406) or the pull request has moved on from
+// ref.Head, the diff of the fetched commits computed here.
 func (s *Source) Change(ctx context.Context, ref change.Ref) (*change.Change, error) {
 	c, err := s.change(ctx, ref)
 	return c, s.app.retryLater(err)
@@ -68,29 +69,25 @@ func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, er
 	if base == "" {
 		base = pr.GetBase().GetSHA()
 	}
+	prBase := base
+	// GitHub diffs from the merge base of base and head (the base branch
+	// may have moved on since head forked): so does the change, and its
+	// base files are read there.
+	cmp, _, err := c.Repositories.CompareCommits(ctx, ref.Owner, ref.Repo, base, head, &gh.ListOptions{PerPage: 1})
+	if err != nil {
+		return nil, fmt.Errorf("merge base of %s and %s: %w", short(base), short(head), err)
+	}
+	if mb := cmp.GetMergeBaseCommit().GetSHA(); mb != "" {
+		base = mb
+	}
 	ref.Head, ref.Base = head, base
 	local, err := s.app.fetch(ctx, inst, pr.GetBase().GetRepo().GetCloneURL(), ref.Owner, ref.Repo, base, head)
 	if err != nil {
 		return nil, err
 	}
-	// diffHere diffs the fetched commits as GitHub does: from the merge
-	// base of base and head (base may have moved on since head forked).
-	diffHere := func() (*change.Change, error) {
-		cmp, _, err := c.Repositories.CompareCommits(ctx, ref.Owner, ref.Repo, base, head, &gh.ListOptions{PerPage: 1})
-		if err != nil {
-			return nil, fmt.Errorf("merge base of %s and %s: %w", short(base), short(head), err)
-		}
-		if mb := cmp.GetMergeBaseCommit().GetSHA(); mb != "" && mb != base {
-			if local, err = s.app.fetch(ctx, inst, pr.GetBase().GetRepo().GetCloneURL(), ref.Owner, ref.Repo, mb); err != nil {
-				return nil, err
-			}
-			ref.Base = mb
-		}
-		return local.Change(ctx, ref)
-	}
-	if head != pr.GetHead().GetSHA() || base != pr.GetBase().GetSHA() {
+	if head != pr.GetHead().GetSHA() || prBase != pr.GetBase().GetSHA() {
 		// GitHub's files are those of another head: diff here.
-		return diffHere()
+		return local.Change(ctx, ref)
 	}
 	files, tooLarge, err := githubDiff(ctx, c, ref)
 	if err != nil {
@@ -98,7 +95,7 @@ func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, er
 	}
 	if tooLarge {
 		s.app.log.Info("diff too large for GitHub; diffing the fetched commits", "owner", ref.Owner, "repo", ref.Repo, "pr", ref.PRNumber)
-		return diffHere()
+		return local.Change(ctx, ref)
 	}
 	return change.New(ctx, ref, base, head, files, local)
 }

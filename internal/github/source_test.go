@@ -241,4 +241,11 @@ func TestSourceDiffsLocallyFromTheMergeBase(t *testing.T) {
 	if got := paths(c); len(got) != 2 || c.BaseSHA != f.base {
 		t.Fatalf("files %v from %s, want main.go and pkg/f0.go from the fork point %s", got, c.BaseSHA, f.base)
 	}
+	// GitHub's own diff (not too large) is from the fork point too, and
+	// so are the base files read.
+	f.gh.AddPull("octo", "demo", githubtest.Pull{Number: 7, Base: tip, Head: f.head})
+	c = f.change(t)
+	if data, err := c.ReadFileAt(context.Background(), c.BaseSHA, "README.md"); err != nil || string(data) != "# demo\n" {
+		t.Fatalf("README.md at base: %q, %v; want the fork point's", data, err)
+	}
 }
