@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -105,6 +106,54 @@ func TestServeGitHubAppFlags(t *testing.T) {
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("serve %v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestServeGitHubCacheDir: --github-cache-dir (or its variable) names the
+// fetch cache; without it the cache is beside the SQLite database, or in
+// the user's cache directory on PostgreSQL, where there is no data
+// directory. serve --help explains it.
+func TestServeGitHubCacheDir(t *testing.T) {
+	t.Parallel()
+	keyFile, _ := appKey(t)
+	d := storetest.SQLite(t)
+	userCache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("the default on PostgreSQL needs a user cache directory: %v", err)
+	}
+	dataDir, flagDir, envDir := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		getenv func(string) string
+		args   []string
+		want   string
+	}{
+		{"flag", env("QUORUM_GITHUB_CACHE_DIR", envDir), []string{"--data-dir", dataDir, "--github-cache-dir", flagDir}, flagDir},
+		{"environment", env("QUORUM_GITHUB_CACHE_DIR", envDir), []string{"--data-dir", dataDir}, envDir},
+		{"sqlite", env(), []string{"--data-dir", dataDir}, filepath.Join(dataDir, "github-cache")},
+		{"postgres", env(), []string{"--database-url", "postgres://quorum@db.invalid/quorum"}, filepath.Join(userCache, "quorum", "github")},
+	} {
+		c := newCommand("serve", "quorum serve [flags]", "")
+		db := addDBFlags(c)
+		f := addGitHubFlags(c)
+		args := append([]string{"--github-app-id", "12345", "--github-private-key-file", keyFile, "--github-webhook-secret", "s"}, tc.args...)
+		if err := c.parse(args, tc.getenv, io.Discard); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		gh, err := f.build(tc.getenv, db, d, slog.New(slog.DiscardHandler), time.Now)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := gh.app.Config().CacheDir; got != tc.want {
+			t.Errorf("%s: cache directory %q, want %q", tc.name, got, tc.want)
+		}
+	}
+
+	out, _, _ := quorum(t, env(), "serve", "--help")
+	for _, want := range []string{"--github-cache-dir", "QUORUM_GITHUB_CACHE_DIR", "<data-dir>/github-cache"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve --help lacks %s", want)
 		}
 	}
 }

@@ -96,7 +96,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer d.Close()
 	now := time.Now
 	tokens := token.NewStore(d, now)
-	gh, err := ghFlags.build(getenv, d, log, now)
+	gh, err := ghFlags.build(getenv, db, d, log, now)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -28,6 +29,7 @@ type githubFlags struct {
 	approve      *bool
 	checkRuns    *bool
 	reviewDrafts *bool
+	cacheDir     *string
 }
 
 // envGitHubPrivateKey holds the App's private key PEM itself, for
@@ -45,6 +47,7 @@ func addGitHubFlags(c *command) *githubFlags {
 		approve:      c.Bool("github-approve", "QUORUM_GITHUB_APPROVE", true, "post approve verdicts as APPROVE (false: as COMMENT)"),
 		checkRuns:    c.Bool("github-check-runs", "QUORUM_GITHUB_CHECK_RUNS", false, "show each review as a check run on its head"),
 		reviewDrafts: c.Bool("github-review-drafts", "QUORUM_GITHUB_REVIEW_DRAFTS", false, "review draft pull requests too"),
+		cacheDir:     c.String("github-cache-dir", "QUORUM_GITHUB_CACHE_DIR", "", "directory of the bare, shallow clones that pull requests' commits are fetched into, each removed after a week unused (default <data-dir>/github-cache; with --database-url, quorum/github in the user's cache directory)"),
 	}
 }
 
@@ -56,8 +59,8 @@ type gitHub struct {
 }
 
 // build makes the App from the flags, or returns nil when none of them
-// asks for it.
-func (f *githubFlags) build(getenv func(string) string, d *store.DB, log *slog.Logger, now func() time.Time) (*gitHub, error) {
+// asks for it. db says where the data is, for the fetch cache's default.
+func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time) (*gitHub, error) {
 	pem := []byte(getenv(envGitHubPrivateKey))
 	if *f.keyFile != "" {
 		b, err := os.ReadFile(*f.keyFile)
@@ -85,6 +88,10 @@ func (f *githubFlags) build(getenv func(string) string, d *store.DB, log *slog.L
 		Approve:       *f.approve,
 		CheckRuns:     *f.checkRuns,
 		ReviewDrafts:  *f.reviewDrafts,
+		CacheDir:      *f.cacheDir,
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = defaultGitHubCacheDir(db)
 	}
 	app, err := github.New(cfg, d, log.With("component", "github"), now)
 	if err != nil {
@@ -100,6 +107,21 @@ func (f *githubFlags) build(getenv func(string) string, d *store.DB, log *slog.L
 		return nil, err
 	}
 	return &gitHub{app: app, intake: in}, nil
+}
+
+// defaultGitHubCacheDir is where fetched repositories are kept when
+// --github-cache-dir is not given: beside the SQLite database, or, on
+// PostgreSQL (the data directory is not used), in the user's cache
+// directory. "" (no home to find one in) leaves github.Config's default.
+func defaultGitHubCacheDir(db dbConfig) string {
+	if *db.url == "" {
+		return filepath.Join(*db.dataDir, "github-cache")
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "quorum", "github")
 }
 
 // register adds the App's and the intake's workers.
