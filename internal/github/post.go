@@ -34,6 +34,9 @@ type PostArgs struct {
 	// ResetsAt is when the review rate limit resets, for a rate_limit
 	// notice.
 	ResetsAt time.Time `json:"resets_at,omitzero"`
+	// RateLimit is the account's usage when the review was saved, for its
+	// review.completed.
+	RateLimit event.RateLimit `json:"rate_limit,omitzero"`
 }
 
 // Kind names the job.
@@ -82,7 +85,7 @@ func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, 
 // a notice: at most one per pull request, reason and window, claimed here
 // in the review's transaction.
 func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.ReviewArgs, saved pipeline.Saved) error {
-	post := PostArgs{Review: args, ReviewID: saved.ReviewID, Reason: saved.Reason}
+	post := PostArgs{Review: args, ReviewID: saved.ReviewID, Reason: saved.Reason, RateLimit: saved.RateLimit}
 	if saved.Reason != "" {
 		var window time.Time
 		switch saved.Reason {
@@ -115,13 +118,28 @@ type postWorker struct {
 // Timeout bounds a post: with a 422 to sort out, a few dozen requests.
 func (w *postWorker) Timeout(*river.Job[PostArgs]) time.Duration { return 5 * time.Minute }
 
-// Work posts the review or the notice.
+// Work posts the review or the notice. A review whose posting fails on
+// the job's last attempt is still announced (the spec's "failure-fallback":
+// it is in the API even though it is not on the pull request), and the
+// error is logged.
 func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
 	err := w.work(ctx, job.Args)
 	if d, ok := rateLimited(err, w.app.now()); ok {
 		w.app.log.Info("GitHub rate limit; posting later", "owner", job.Args.Review.Owner, "repo", job.Args.Review.Repo,
 			"pr", job.Args.Review.PR, "after", d.String())
 		return river.JobSnooze(d)
+	}
+	var cancel *river.JobCancelError
+	if err != nil && job.Args.ReviewID != "" && (job.Attempt >= job.MaxAttempts || errors.As(err, &cancel)) {
+		w.app.log.Error("review not posted; announcing it anyway", "owner", job.Args.Review.Owner, "repo", job.Args.Review.Repo,
+			"pr", job.Args.Review.PR, "review", job.Args.ReviewID, "error", errorMessage(err))
+		full, lerr := review.NewStore(w.app.db).Get(ctx, job.Args.Review.AccountID, job.Args.ReviewID)
+		if lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		if _, serr := w.app.settle(ctx, job.Args, full, settledFailed); serr != nil {
+			return errors.Join(err, serr)
+		}
 	}
 	return err
 }
@@ -138,7 +156,55 @@ func (w *postWorker) work(ctx context.Context, a PostArgs) error {
 	if err != nil {
 		return fmt.Errorf("load review %s: %w", a.ReviewID, err)
 	}
-	return w.app.postReview(ctx, c, a.Review, full)
+	var outcome string
+	err = w.app.db.Reader().QueryRow(ctx, `SELECT outcome FROM github_settled_reviews WHERE review_id = $1`, a.ReviewID).Scan(&outcome)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("read whether review %s was posted: %w", a.ReviewID, err)
+	case outcome == settledStale:
+		return w.app.completeCheckRun(ctx, c, a.Review, event.ReasonStaleHead, nil)
+	default:
+		// Posted by an attempt that stopped before its check run.
+		return w.app.completeCheckRun(ctx, c, a.Review, full.Verdict, full.Findings)
+	}
+	return w.app.postReview(ctx, c, a, full)
+}
+
+// How a review's posting settled (github_settled_reviews.outcome).
+const (
+	settledPosted = "posted"
+	settledStale  = "stale"
+	settledFailed = "failed"
+)
+
+// settle records how the review's posting ended and announces it in the
+// same transaction: review.failed stale_head for a stale head, else
+// review.completed and finding.created. A review already settled is left
+// as it is; settle reports whether this call settled it.
+func (a *App) settle(ctx context.Context, p PostArgs, full review.Full, outcome string) (bool, error) {
+	settled := false
+	err := a.db.InTx(ctx, func(tx store.Tx) error {
+		n, err := tx.Exec(ctx, `INSERT INTO github_settled_reviews (review_id, outcome, settled_at) VALUES ($1, $2, $3)
+ON CONFLICT (review_id) DO NOTHING`, full.ID, outcome, store.Micros(a.now()))
+		if err != nil || n == 0 {
+			return err
+		}
+		settled = true
+		r := p.Review
+		if outcome == settledStale {
+			_, err := event.RecordAt(ctx, tx, a.now(), r.AccountID, event.ReviewFailed, event.ReviewFailedData{
+				Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR, HeadSHA: r.Head, Reason: event.ReasonStaleHead, SpecialistsFailed: []string{},
+			})
+			return err
+		}
+		_, err = pipeline.Announce(ctx, tx, a.now(), r.AccountID, full, p.RateLimit)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("settle the post of review %s (%s): %w", full.ID, outcome, err)
+	}
+	return settled, nil
 }
 
 // clientFor returns the client of the installation a ReviewArgs.Location
@@ -253,13 +319,19 @@ func markerOf(fp string) string { return "<!-- quorum:fp=" + fp + " -->" }
 
 // postReview posts a review: one request with the summary, the verdict and
 // the inline comments; file-level comments before it.
-func (a *App) postReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, full review.Full) error {
+func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full review.Full) error {
+	r := p.Review
 	pr, _, err := c.PullRequests.Get(ctx, r.Owner, r.Repo, r.PR)
 	if err != nil {
 		return fmt.Errorf("get %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
 	}
 	if pr.GetHead().GetSHA() != r.Head {
-		return a.stale(ctx, c, r)
+		// The pull request moved on between saving and posting; the newer
+		// head has its own review.
+		if _, err := a.settle(ctx, p, full, settledStale); err != nil {
+			return err
+		}
+		return a.completeCheckRun(ctx, c, r, event.ReasonStaleHead, nil)
 	}
 	bot, err := a.botLogin(ctx)
 	if err != nil {
@@ -334,22 +406,10 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArg
 		}
 		inline = good
 	}
-	return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
-}
-
-// stale records review.failed stale_head: the pull request moved on
-// between saving and posting; the newer head has its own review.
-func (a *App) stale(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs) error {
-	err := a.db.InTx(ctx, func(tx store.Tx) error {
-		_, err := event.RecordAt(ctx, tx, a.now(), r.AccountID, event.ReviewFailed, event.ReviewFailedData{
-			Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR, HeadSHA: r.Head, Reason: event.ReasonStaleHead, SpecialistsFailed: []string{},
-		})
+	if _, err := a.settle(ctx, p, full, settledPosted); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record the stale head of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
 	}
-	return a.completeCheckRun(ctx, c, r, event.ReasonStaleHead, nil)
+	return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
 }
 
 // postedFingerprints returns the fingerprints of the findings quorum

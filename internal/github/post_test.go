@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/change/changetest"
@@ -99,7 +100,12 @@ func (p *posting) save(t *testing.T, verdict string, findings ...review.Finding)
 func (p *posting) post(t *testing.T, full review.Full) error {
 	t.Helper()
 	w := &postWorker{app: p.app}
-	return w.Work(context.Background(), &river.Job[PostArgs]{Args: PostArgs{Review: p.args(), ReviewID: full.ID}})
+	return w.Work(context.Background(), postJob(PostArgs{Review: p.args(), ReviewID: full.ID}))
+}
+
+// postJob is the post job's first attempt, as River gives it to the worker.
+func postJob(a PostArgs) *river.Job[PostArgs] {
+	return &river.Job[PostArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: postAttempts}, Args: a}
 }
 
 func (p *posting) mustPost(t *testing.T, full review.Full) githubtest.Review {
@@ -300,7 +306,88 @@ func TestPostStaleHeadPostsNothing(t *testing.T) {
 		if data.Reason != event.ReasonStaleHead || data.HeadSHA != p.head {
 			t.Fatalf("review.failed %+v, want stale_head for %s", data, p.head)
 		}
+		if n := len(eventsNamed(t, p, event.ReviewCompleted)); n != 0 {
+			t.Fatalf("%d review.completed for a review that was not posted", n)
+		}
 	})
+}
+
+// eventsNamed returns the account's events of one name.
+func eventsNamed(t *testing.T, p *posting, name string) []event.Event {
+	t.Helper()
+	evs, err := event.List(context.Background(), p.db.Reader(), p.repo.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []event.Event
+	for _, e := range evs {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestPostAnnouncesOnceWhenPosted: review.completed ("a review has been
+// posted") and finding.created are recorded when the review is on the pull
+// request, with the usage the review was saved with; a post job run again
+// (River retrying an attempt that stopped after posting) posts nothing
+// twice and announces nothing twice.
+func TestPostAnnouncesOnceWhenPosted(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		p := setupPosting(t, b.Open(t), Config{})
+		full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
+		if n := len(eventsNamed(t, p, event.ReviewCompleted)); n != 0 {
+			t.Fatalf("%d review.completed before the review is posted", n)
+		}
+		usage := event.RateLimit{Used: 3, MaxReviews: 100, ResetsAt: time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)}
+		job := postJob(PostArgs{Review: p.args(), ReviewID: full.ID, RateLimit: usage})
+		w := &postWorker{app: p.app}
+		for range 2 {
+			if err := w.Work(context.Background(), job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rs := p.gh.Reviews("octo", "demo", 7); len(rs) != 1 {
+			t.Fatalf("%d reviews posted, want 1", len(rs))
+		}
+		completed := eventsNamed(t, p, event.ReviewCompleted)
+		if len(completed) != 1 {
+			t.Fatalf("%d review.completed, want 1", len(completed))
+		}
+		var data event.ReviewCompletedData
+		if err := json.Unmarshal(completed[0].Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if data.ReviewID != full.ID || data.Verdict != review.VerdictRequestChanges || !data.RateLimit.ResetsAt.Equal(usage.ResetsAt) || data.RateLimit.Used != 3 {
+			t.Fatalf("review.completed %+v, want review %s with the saved usage %+v", data, full.ID, usage)
+		}
+		if n := len(eventsNamed(t, p, event.FindingCreated)); n != 1 {
+			t.Fatalf("%d finding.created, want 1", n)
+		}
+	})
+}
+
+// TestPostThatFailsForGoodStillAnnounces: a review that cannot be posted
+// is still in the API, so it is announced (the spec's failure-fallback).
+func TestPostThatFailsForGoodStillAnnounces(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{})
+	full := p.save(t, review.VerdictComment)
+	args := p.args()
+	args.Location = "not-an-installation"
+	w := &postWorker{app: p.app}
+	err := w.Work(context.Background(), postJob(PostArgs{Review: args, ReviewID: full.ID}))
+	if err == nil {
+		t.Fatal("a post to an unknown installation succeeded")
+	}
+	if n := len(eventsNamed(t, p, event.ReviewCompleted)); n != 1 {
+		t.Fatalf("%d review.completed after posting failed for good, want 1", n)
+	}
+	if n := len(eventsNamed(t, p, event.FindingCreated)); n != 0 {
+		t.Fatalf("%d finding.created for a review without findings", n)
+	}
 }
 
 func TestPostSnoozesOnRateLimits(t *testing.T) {
@@ -393,7 +480,7 @@ func TestNoticeOncePerPullRequestAndWindow(t *testing.T) {
 			t.Fatalf("jobs %+v, want one rate_limit notice", jobs)
 		}
 		w := &postWorker{app: p.app}
-		if err := w.Work(ctx, &river.Job[PostArgs]{Args: jobs[0]}); err != nil {
+		if err := w.Work(ctx, postJob(jobs[0])); err != nil {
 			t.Fatal(err)
 		}
 		cs := p.gh.IssueComments("octo", "demo", 7)

@@ -63,7 +63,7 @@ func runReview(t *testing.T, p *posting, s specialist.Specialist, limits pipelin
 	}
 	pw := &postWorker{app: p.app}
 	for _, a := range postJobs(t, p.db) {
-		if err := pw.Work(ctx, &river.Job[PostArgs]{Args: a}); err != nil {
+		if err := pw.Work(ctx, postJob(a)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,6 +106,18 @@ func TestWorkerReviewsAndPosts(t *testing.T) {
 	runs := p.gh.CheckRuns("octo", "demo")
 	if len(runs) != 1 || runs[0].Conclusion != "neutral" || len(runs[0].Annotations) != 4 {
 		t.Fatalf("check runs %+v, want one concluded neutral with 4 annotations", runs)
+	}
+	// Announced once posted, with the usage counted when it was saved.
+	completed := eventsNamed(t, p, event.ReviewCompleted)
+	if len(completed) != 1 {
+		t.Fatalf("%d review.completed, want 1", len(completed))
+	}
+	var data event.ReviewCompletedData
+	if err := json.Unmarshal(completed[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.RateLimit.Used != 1 || data.RateLimit.MaxReviews != pipeline.DefaultMaxReviews {
+		t.Fatalf("review.completed rate_limit %+v, want 1 used of %d", data.RateLimit, pipeline.DefaultMaxReviews)
 	}
 }
 

@@ -84,7 +84,10 @@ type Publisher interface {
 	Head(ctx context.Context, args ReviewArgs) (string, error)
 	// Publish is called inside Save's transaction (so posting is queued
 	// atomically with the review): it inserts the job(s) that post the
-	// review, or the notice of a failed run (saved.Reason).
+	// review, or the notice of a failed run (saved.Reason). A completed
+	// review is saved without its events: the publisher records them with
+	// Announce once the review is posted (or, when posting fails for good,
+	// once it gives up: the review is still in the API).
 	Publish(ctx context.Context, tx store.Tx, args ReviewArgs, saved Saved) error
 }
 
@@ -250,7 +253,7 @@ func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result) (Saved, err
 	if pub == nil {
 		return Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits)
 	}
-	return saveThen(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits, event.RecordAt, func(tx store.Tx, saved Saved) error {
+	return saveThen(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits, event.RecordAt, false, func(tx store.Tx, saved Saved) error {
 		if saved.Reason == event.ReasonRateLimit {
 			// The publisher says when the limit resets.
 			u, err := Usage(ctx, tx, a.AccountID, w.Limits, res.Review.SynthesizedAt)

@@ -125,13 +125,15 @@ func Save(ctx context.Context, db *store.DB, accountID, repositoryID string, res
 }
 
 func save(ctx context.Context, db *store.DB, accountID, repositoryID string, res Result, limits RateLimit, record recordFunc) (Saved, error) {
-	return saveThen(ctx, db, accountID, repositoryID, res, limits, record, nil)
+	return saveThen(ctx, db, accountID, repositoryID, res, limits, record, true, nil)
 }
 
 // saveThen is save, calling then (when not nil) inside the transaction
 // with what was written, so what then writes commits or rolls back with it.
+// Without announce, a completed review is stored without its events: its
+// publisher announces it once it is posted (see Announce).
 func saveThen(ctx context.Context, db *store.DB, accountID, repositoryID string, res Result, limits RateLimit, record recordFunc,
-	then func(tx store.Tx, saved Saved) error) (Saved, error) {
+	announce bool, then func(tx store.Tx, saved Saved) error) (Saved, error) {
 	full := res.Review
 	full.RepositoryID = repositoryID
 	full.Findings = slices.Clone(full.Findings)
@@ -156,25 +158,10 @@ func saveThen(ctx context.Context, db *store.DB, accountID, repositoryID string,
 			return err
 		}
 		saved.RateLimit = usage
-		id, err := record(ctx, tx, at, accountID, event.ReviewCompleted, event.ReviewCompletedData{
-			ReviewID: full.ID, Owner: full.Owner, Repo: full.Repo, PRNumber: full.PRNumber, HeadSHA: full.HeadSHA,
-			Verdict: full.Verdict, FindingsCount: full.FindingsCount, SpecialistsSucceeded: full.SpecialistsSucceeded,
-			RateLimit: usage,
-		})
-		if err != nil {
-			return err
-		}
-		saved.Events = append(saved.Events, id)
-		if len(full.Findings) == 0 {
+		if !announce {
 			return nil
 		}
-		briefs := make([]event.FindingBrief, len(full.Findings))
-		for i, f := range full.Findings {
-			briefs[i] = event.FindingBrief{ID: f.ID, Specialist: f.Specialist, Category: f.Category,
-				Severity: f.Severity, Path: f.Path, Line: f.Line, Headline: f.Headline}
-		}
-		id, err = record(ctx, tx, at, accountID, event.FindingCreated, event.FindingCreatedData{ReviewID: full.ID, Findings: briefs})
-		saved.Events = append(saved.Events, id)
+		saved.Events, err = announceWith(ctx, tx, record, at, accountID, full, usage)
 		return err
 	}
 	err := db.InTx(ctx, func(tx store.Tx) error {
@@ -187,6 +174,38 @@ func saveThen(ctx context.Context, db *store.DB, accountID, repositoryID string,
 		return Saved{}, fmt.Errorf("save review of %s/%s#%d: %w", full.Owner, full.Repo, full.PRNumber, err)
 	}
 	return saved, nil
+}
+
+// Announce records a stored review's events in tx at the time at:
+// review.completed, with the account's usage of the review rate limit as
+// it was when the review was saved (Saved.RateLimit), and, when the review
+// has findings, finding.created. Save announces a review itself; a
+// Publisher announces the reviews it publishes once they are posted, as
+// the spec's review.completed means ("a review has been posted").
+func Announce(ctx context.Context, tx store.Tx, at time.Time, accountID string, full review.Full, usage event.RateLimit) ([]string, error) {
+	return announceWith(ctx, tx, event.RecordAt, at, accountID, full, usage)
+}
+
+func announceWith(ctx context.Context, tx store.Tx, record recordFunc, at time.Time, accountID string, full review.Full, usage event.RateLimit) ([]string, error) {
+	id, err := record(ctx, tx, at, accountID, event.ReviewCompleted, event.ReviewCompletedData{
+		ReviewID: full.ID, Owner: full.Owner, Repo: full.Repo, PRNumber: full.PRNumber, HeadSHA: full.HeadSHA,
+		Verdict: full.Verdict, FindingsCount: full.FindingsCount, SpecialistsSucceeded: full.SpecialistsSucceeded,
+		RateLimit: usage,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{id}
+	if len(full.Findings) == 0 {
+		return ids, nil
+	}
+	briefs := make([]event.FindingBrief, len(full.Findings))
+	for i, f := range full.Findings {
+		briefs[i] = event.FindingBrief{ID: f.ID, Specialist: f.Specialist, Category: f.Category,
+			Severity: f.Severity, Path: f.Path, Line: f.Line, Headline: f.Headline}
+	}
+	id, err = record(ctx, tx, at, accountID, event.FindingCreated, event.FindingCreatedData{ReviewID: full.ID, Findings: briefs})
+	return append(ids, id), err
 }
 
 func nonNil(s []string) []string {
