@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/webhook"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine to write while
@@ -518,5 +521,36 @@ func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head s
 			t.Fatal("the enqueued review was not stored within 90 s")
 		}
 		time.Sleep(50 * time.Millisecond) // polling another goroutine's progress
+	}
+}
+
+// TestSafeRescueAfter: by default a job is presumed lost a minute after
+// the longest time limit of the kinds serve works, never before River's
+// default job timeout (plus the minute), and flags that lengthen a kind's
+// limit lengthen it.
+func TestSafeRescueAfter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                   string
+		specialist, webhookLim time.Duration
+		gh                     *gitHub
+		want                   time.Duration
+	}{
+		// Reviews: 2×2m + 1m; posts: 5m; deliveries: 10s + 30s.
+		{"defaults", pipeline.DefaultTimeout, webhook.DefaultTimeout, nil, 6 * time.Minute},
+		{"defaults with the App", pipeline.DefaultTimeout, webhook.DefaultTimeout, &gitHub{}, 6 * time.Minute},
+		{"long specialists", 10 * time.Minute, webhook.DefaultTimeout, &gitHub{}, 22 * time.Minute},
+		{"long webhook attempts", time.Second, 20 * time.Minute, nil, 20*time.Minute + 30*time.Second + time.Minute},
+		// Short reviews: the App's 5-minute posts are the longest.
+		{"short reviews with the App", time.Second, time.Second, &gitHub{}, 6 * time.Minute},
+		{"short reviews", time.Second, time.Second, nil, 2*time.Minute + 2*time.Second},
+		{"everything short", time.Millisecond, time.Millisecond, nil, 2*time.Minute + 2*time.Millisecond},
+	} {
+		if got := safeRescueAfter(jobLimits(tc.specialist, tc.webhookLim, tc.gh)...); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := safeRescueAfter(); got != river.JobTimeoutDefault+rescueMargin {
+		t.Errorf("no limits: %v, want River's default job timeout + the margin", got)
 	}
 }

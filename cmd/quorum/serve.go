@@ -51,7 +51,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
 	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
-	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (0: River's default, 1h; a job kind's own time limit still applies)")
+	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (default: the longest time limit of the jobs this process works plus 1m, e.g. 6m with the other defaults, as a review's limit is 2×--specialist-timeout + 1m; no job is rescued before its own limit has passed)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -140,6 +140,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Log:               log.With("component", "review"),
 		})
 	}
+	rescueAfter := *jobRescueAfter
+	if rescueAfter == 0 {
+		rescueAfter = safeRescueAfter(jobLimits(*specialistTimeout, *webhookTimeout, gh)...)
+	}
 	jobs, err := d.ConfigureJobs(store.JobsConfig{
 		Workers:      rw,
 		Work:         work,
@@ -148,7 +152,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		PeriodicJobs: gh.periodic([]*river.PeriodicJob{store.OptimizeEvery()}),
 		Logger:       log.With("component", "jobs"),
 
-		RescueStuckJobsAfter: *jobRescueAfter,
+		RescueStuckJobsAfter: rescueAfter,
 	})
 	if err != nil {
 		return err
@@ -205,7 +209,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("quorum serving", "addr", ln.Addr().String(), "public_url", base, "role", *role,
-		"database", db.describe(), "version", buildVersion())
+		"database", db.describe(), "version", buildVersion(), "job_rescue_after", rescueAfter.String())
 	fmt.Fprintf(stdout, "quorum serving on %s (%s)\n", base, db.describe())
 
 	var runErr error
@@ -227,6 +231,40 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	wg.Wait()
 	log.Info("quorum stopped")
 	return runErr
+}
+
+// rescueMargin is how long a job may go on past its time limit (its
+// context is cancelled then; it still records how it ended) before River's
+// rescuer presumes it lost with a crashed process.
+const rescueMargin = time.Minute
+
+// jobLimits returns the time limits of the job kinds serve registers, as
+// their workers compute them from the flags: reviews, webhook attempts,
+// the GitHub App's posts, and River's default for kinds without their own
+// (GitHub intake, maintenance).
+func jobLimits(specialistTimeout, webhookTimeout time.Duration, gh *gitHub) []time.Duration {
+	limits := []time.Duration{
+		river.JobTimeoutDefault,
+		(&pipeline.Worker{SpecialistTimeout: specialistTimeout}).Timeout(nil),
+		(&webhook.Worker{AttemptTimeout: webhookTimeout}).Timeout(nil),
+	}
+	return append(limits, gh.jobLimits()...)
+}
+
+// safeRescueAfter is --job-rescue-after's default: the longest of limits
+// plus rescueMargin, so that a job that may still be running (within its
+// limit, or just past it, recording its outcome) is not rescued and run a
+// second time, while one lost with a crashed process is resumed within
+// minutes rather than River's hour. It is never below River's default job
+// timeout, under which River refuses a rescue time. (River's rescuer also
+// waits for a kind's own limit, which keeps a kind whose limit grew past
+// this value safe, only without the margin.)
+func safeRescueAfter(limits ...time.Duration) time.Duration {
+	longest := river.JobTimeoutDefault
+	for _, l := range limits {
+		longest = max(longest, l)
+	}
+	return longest + rescueMargin
 }
 
 // enabledOf picks, from all specialists, those a repository's
