@@ -37,6 +37,9 @@ type PostArgs struct {
 	// RateLimit is the account's usage when the review was saved, for its
 	// review.completed.
 	RateLimit event.RateLimit `json:"rate_limit,omitzero"`
+	// Why is what went wrong, for a quorum_failure notice: the failed
+	// run's summary.
+	Why string `json:"why,omitempty"`
 }
 
 // Kind names the job.
@@ -94,6 +97,7 @@ func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.Revie
 			window = saved.RateLimit.ResetsAt
 		case event.ReasonQuorumFailure:
 			window = p.app.now().Truncate(noticeWindow)
+			post.Why = saved.Summary
 		}
 		if !window.IsZero() {
 			n, err := tx.Exec(ctx, `INSERT INTO github_notices (repository_id, pr_number, reason, window_start, created_at)
@@ -302,6 +306,9 @@ func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
 	case event.ReasonQuorumFailure:
 		body = fmt.Sprintf("quorum could not review %s: too few of its reviewers finished, so no verdict was given. "+
 			"Comment `@%s review` to try again.", short(r.Head), a.cfg.BotName)
+		if p.Why != "" {
+			body += "\n\n<details><summary>What happened</summary>\n\n" + p.Why + "\n</details>"
+		}
 	default:
 		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
 	}

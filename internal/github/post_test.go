@@ -463,10 +463,11 @@ func TestNoticeOncePerPullRequestAndWindow(t *testing.T) {
 		ctx := context.Background()
 		p := setupPosting(t, b.Open(t), Config{})
 		pub := p.app.Publisher()
+		why := "The review could not run: 1 of 4 specialists succeeded, and 3 must (quorum).\nDid not finish: logic (timed out after 2m0s)."
 		publish := func(reason string, resets time.Time) {
 			t.Helper()
 			err := p.db.InTx(ctx, func(tx store.Tx) error {
-				return pub.Publish(ctx, tx, p.args(), pipeline.Saved{Reason: reason, RateLimit: event.RateLimit{ResetsAt: resets}})
+				return pub.Publish(ctx, tx, p.args(), pipeline.Saved{Reason: reason, RateLimit: event.RateLimit{ResetsAt: resets}, Summary: why})
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -492,8 +493,17 @@ func TestNoticeOncePerPullRequestAndWindow(t *testing.T) {
 		publish(event.ReasonQuorumFailure, time.Time{})
 		publish(event.ReasonQuorumFailure, time.Time{})
 		publish(event.ReasonInternalError, time.Time{}) // no notice, no check run: nothing
-		if jobs := postJobs(t, p.db); len(jobs) != 3 || jobs[2].Reason != event.ReasonQuorumFailure {
+		jobs = postJobs(t, p.db)
+		if len(jobs) != 3 || jobs[2].Reason != event.ReasonQuorumFailure {
 			t.Fatalf("jobs %+v, want a second rate_limit notice and one quorum_failure notice", jobs)
+		}
+		// The quorum_failure notice says which specialists did not finish.
+		if err := w.Work(ctx, postJob(jobs[2])); err != nil {
+			t.Fatal(err)
+		}
+		cs = p.gh.IssueComments("octo", "demo", 7)
+		if len(cs) != 2 || !strings.Contains(cs[1].Body, "too few of its reviewers finished") || !strings.Contains(cs[1].Body, "Did not finish: logic (timed out after 2m0s).") {
+			t.Fatalf("issue comments %+v, want a quorum_failure notice naming logic's timeout", cs)
 		}
 	})
 }
