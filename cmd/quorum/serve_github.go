@@ -124,17 +124,13 @@ func defaultGitHubCacheDir(db dbConfig) string {
 	return filepath.Join(base, "quorum", "github")
 }
 
-// githubPostTimeout is the time limit of the App's github.post jobs
-// (internal/github/post.go, postWorker.Timeout, which is not exported).
-const githubPostTimeout = 5 * time.Minute
-
 // jobLimits returns the time limits of the App's job kinds that have their
 // own: posting (the intake's take River's default).
 func (g *gitHub) jobLimits() []time.Duration {
 	if g == nil {
 		return nil
 	}
-	return []time.Duration{githubPostTimeout}
+	return []time.Duration{github.PostTimeout}
 }
 
 // register adds the App's and the intake's workers.

@@ -119,8 +119,12 @@ type postWorker struct {
 	app *App
 }
 
-// Timeout bounds a post: with a 422 to sort out, a few dozen requests.
-func (w *postWorker) Timeout(*river.Job[PostArgs]) time.Duration { return 5 * time.Minute }
+// PostTimeout bounds a post job: with a 422 to sort out, a few dozen
+// requests.
+const PostTimeout = 5 * time.Minute
+
+// Timeout bounds a post.
+func (w *postWorker) Timeout(*river.Job[PostArgs]) time.Duration { return PostTimeout }
 
 // Work posts the review or the notice. A review whose posting fails on
 // the job's last attempt is still announced (the spec's "failure-fallback":
