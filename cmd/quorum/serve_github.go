@@ -40,7 +40,7 @@ func addGitHubFlags(c *command) *githubFlags {
 	return &githubFlags{
 		appID:        c.Int("github-app-id", "QUORUM_GITHUB_APP_ID", 0, "GitHub App id; with a private key and a webhook secret it turns on the GitHub App (POST /github/webhook)"),
 		keyFile:      c.String("github-private-key-file", "QUORUM_GITHUB_PRIVATE_KEY_FILE", "", "file holding the GitHub App's private key (PEM); or put the PEM itself in "+envGitHubPrivateKey),
-		secret:       c.String("github-webhook-secret", "QUORUM_GITHUB_WEBHOOK_SECRET", "", "the GitHub App's webhook secret, which signs every delivery"),
+		secret:       c.String("github-webhook-secret", "QUORUM_GITHUB_WEBHOOK_SECRET", "", "the GitHub App's webhook secret, which signs every delivery (prefer the environment variable: a flag shows in ps and shell history)"),
 		apiURL:       c.String("github-api-url", "QUORUM_GITHUB_API_URL", "", "GitHub REST API URL (default https://api.github.com/; GitHub Enterprise Server: https://HOST/api/v3/)"),
 		botName:      c.String("github-bot-name", "QUORUM_GITHUB_BOT_NAME", github.DefaultBotName, "name in the comment that asks for a new review (\"@quorum review\")"),
 		maxComments:  c.Int("github-max-comments", "QUORUM_GITHUB_MAX_COMMENTS", github.DefaultMaxComments, "inline comments per posted review; further findings go into its body"),
