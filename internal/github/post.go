@@ -37,9 +37,11 @@ type PostArgs struct {
 	// RateLimit is the account's usage when the review was saved, for its
 	// review.completed.
 	RateLimit event.RateLimit `json:"rate_limit,omitzero"`
-	// Why is what went wrong, for a quorum_failure notice: the failed
-	// run's summary.
-	Why string `json:"why,omitempty"`
+	// Failed are the specialists that did not finish, for a
+	// quorum_failure notice. Only their names are posted: why they failed
+	// (an error's text, which can name internal hosts) stays in quorum's
+	// log.
+	Failed []string `json:"failed,omitempty"`
 }
 
 // Kind names the job.
@@ -97,7 +99,7 @@ func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.Revie
 			window = saved.RateLimit.ResetsAt
 		case event.ReasonQuorumFailure:
 			window = p.app.now().Truncate(noticeWindow)
-			post.Why = saved.Summary
+			post.Failed = saved.SpecialistsFailed
 		}
 		if !window.IsZero() {
 			n, err := tx.Exec(ctx, `INSERT INTO github_notices (repository_id, pr_number, reason, window_start, created_at)
@@ -118,6 +120,10 @@ type postWorker struct {
 	river.WorkerDefaults[PostArgs]
 	app *App
 }
+
+// fallbackTimeout bounds recording that posting was given up, after the
+// attempt's own context may have ended.
+const fallbackTimeout = 30 * time.Second
 
 // PostTimeout bounds a post job: with a 422 to sort out, a few dozen
 // requests.
@@ -141,11 +147,15 @@ func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
 	if err != nil && job.Args.ReviewID != "" && (job.Attempt >= job.MaxAttempts || errors.As(err, &cancel)) {
 		w.app.log.Error("review not posted; announcing it anyway", "owner", job.Args.Review.Owner, "repo", job.Args.Review.Repo,
 			"pr", job.Args.Review.PR, "review", job.Args.ReviewID, "error", errorMessage(err))
-		full, lerr := review.NewStore(w.app.db).Get(ctx, job.Args.Review.AccountID, job.Args.ReviewID)
+		// The attempt may have ended with its context (the job's time
+		// limit): giving up must still be recorded.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fallbackTimeout)
+		defer cancel()
+		full, lerr := review.NewStore(w.app.db).Get(fctx, job.Args.Review.AccountID, job.Args.ReviewID)
 		if lerr != nil {
 			return errors.Join(err, lerr)
 		}
-		if _, serr := w.app.settle(ctx, job.Args, full, settledFailed); serr != nil {
+		if _, serr := w.app.settle(fctx, job.Args, full, settledFailed); serr != nil {
 			return errors.Join(err, serr)
 		}
 	}
@@ -310,8 +320,8 @@ func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
 	case event.ReasonQuorumFailure:
 		body = fmt.Sprintf("quorum could not review %s: too few of its reviewers finished, so no verdict was given. "+
 			"Comment `@%s review` to try again.", short(r.Head), a.cfg.BotName)
-		if p.Why != "" {
-			body += "\n\n<details><summary>What happened</summary>\n\n" + p.Why + "\n</details>"
+		if len(p.Failed) > 0 {
+			body += fmt.Sprintf(" Did not finish: %s (why is in quorum's log).", strings.Join(p.Failed, ", "))
 		}
 	default:
 		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
@@ -324,7 +334,15 @@ func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
 
 // marker is the hidden fingerprint at the end of every comment quorum
 // posts, by which a finding already posted is not posted again.
-var marker = regexp.MustCompile(`<!-- quorum:fp=([A-Za-z0-9_:.-]+) -->`)
+// Only a marker that ends the comment counts: finding text is escaped
+// (inert) and cannot end a comment, so text from the change or the LLM
+// cannot pass for a marker.
+var marker = regexp.MustCompile(`<!-- quorum:fp=([A-Za-z0-9_:.-]+) -->\s*$`)
+
+// inert keeps text quorum did not write (headlines and bodies come from
+// analyzers and the LLM, which read the pull request) from opening an HTML
+// comment, so it can neither hide text nor forge a marker.
+func inert(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
 
 func markerOf(fp string) string { return "<!-- quorum:fp=" + fp + " -->" }
 
@@ -372,11 +390,22 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full rev
 		}
 	}
 
+	// An attempt that stopped after GitHub took the review (a timeout on
+	// the answer, a crash before settling) must not post it again.
+	if done, err := alreadyPosted(ctx, c, r, bot, full.ID); err != nil {
+		return err
+	} else if done {
+		if _, err := a.settle(ctx, p, full, settledPosted); err != nil {
+			return err
+		}
+		return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
+	}
+
 	inline := plan.inline
 	req := &gh.PullRequestReviewRequest{CommitID: &r.Head, Event: gh.Ptr(plan.event)}
 	for {
 		req.Comments = drafts(inline)
-		body := plan.body(a.cfg, r.Head)
+		body := plan.body(a.cfg, r.Head) + "\n" + reviewMarkerOf(full.ID)
 		req.Body = &body
 		_, resp, err := c.PullRequests.CreateReview(ctx, r.Owner, r.Repo, r.PR, req)
 		if err == nil {
@@ -439,7 +468,7 @@ func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 			if !strings.EqualFold(cm.GetUser().GetLogin(), bot) {
 				continue
 			}
-			for _, m := range marker.FindAllStringSubmatch(cm.GetBody(), -1) {
+			if m := marker.FindStringSubmatch(cm.GetBody()); m != nil {
 				posted[m[1]] = true
 			}
 		}
@@ -463,6 +492,33 @@ func (a *App) diffFiles(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 		byPath[f.Path()] = f
 	}
 	return byPath, nil
+}
+
+// reviewMarkerOf is the hidden marker at the end of a posted review's
+// body, by which a retried post finds that the review is already there.
+func reviewMarkerOf(reviewID string) string { return "<!-- quorum:review=" + reviewID + " -->" }
+
+// alreadyPosted reports whether the App already posted the review (its
+// marker ends one of the App's submitted reviews of the pull request).
+func alreadyPosted(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot, reviewID string) (bool, error) {
+	want := reviewMarkerOf(reviewID)
+	opts := &gh.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := c.PullRequests.ListReviews(ctx, r.Owner, r.Repo, r.PR, opts)
+		if err != nil {
+			return false, fmt.Errorf("list the reviews of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		for _, rv := range page {
+			if rv.GetState() != "PENDING" && strings.EqualFold(rv.GetUser().GetLogin(), bot) &&
+				strings.HasSuffix(strings.TrimSpace(rv.GetBody()), want) {
+				return true, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return false, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // deletePending deletes the App's pending reviews on the pull request,
@@ -669,9 +725,9 @@ var severityIcon = map[string]string{"critical": "🛑", "high": "🔴", "medium
 // suggestion or patch, and the hidden fingerprint.
 func commentBody(f review.Finding, suggestion string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s **%s** · %s · %s\n\n", severityIcon[f.Severity], f.Headline, f.Severity, f.Category)
+	fmt.Fprintf(&b, "%s **%s** · %s · %s\n\n", severityIcon[f.Severity], inert(f.Headline), f.Severity, f.Category)
 	if f.Body != "" {
-		b.WriteString(strings.TrimSpace(f.Body))
+		b.WriteString(inert(strings.TrimSpace(f.Body)))
 		b.WriteString("\n\n")
 	}
 	switch {
@@ -752,7 +808,7 @@ func (p *plan) list(b *strings.Builder, fs []review.Finding, head string) {
 			where += fmt.Sprintf("#L%d", f.Line)
 			anchor = fmt.Sprintf("#L%d-L%d", f.Line, max(f.EndLine, f.Line))
 		}
-		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s`](%s/blob/%s/%s%s)", severityIcon[f.Severity], f.Headline, f.Severity,
+		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s`](%s/blob/%s/%s%s)", severityIcon[f.Severity], inert(f.Headline), f.Severity,
 			f.Specialist, where, p.blobURL, head, f.Path, anchor)
 		if f.Fingerprint != "" {
 			b.WriteString(" " + markerOf(f.Fingerprint))

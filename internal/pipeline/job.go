@@ -172,8 +172,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		if w.Log != nil {
 			w.Log.Error("review failed", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head, "error", err.Error())
 		}
+		// The attempt may have ended with its context (the job's time
+		// limit): the failure must still be recorded.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonInternalError, w.now())
-		if _, serr := w.save(ctx, a, res); serr != nil {
+		if _, serr := w.save(sctx, a, res); serr != nil {
 			return errors.Join(err, serr)
 		}
 		return nil
@@ -218,7 +222,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		return river.JobCancel(ErrSuperseded)
 	}
 	if err := ctx.Err(); err != nil {
+		if lastAttempt && !errors.Is(context.Cause(ctx), ErrSuperseded) {
+			// No attempt is left: say that the review could not be made.
+			return fail(fmt.Errorf("the review ran out of time: %w", err))
+		}
 		return err // the job was stopped; River retries it
+	}
+	if !res.Completed() && w.Log != nil {
+		w.Log.Warn("review could not run", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head,
+			"reason", res.Reason, "summary", res.Review.Summary)
 	}
 	if err := w.checkCurrent(ctx, a); err != nil {
 		return river.JobCancel(err)

@@ -110,9 +110,8 @@ type Saved struct {
 	RateLimit event.RateLimit
 	// Reason is review.failed's reason for a failed run; empty for a review.
 	Reason string
-	// Summary is the run's summary: for a failed run, why it failed (which
-	// specialists did not finish, and why).
-	Summary string
+	// SpecialistsFailed are the specialists that did not finish.
+	SpecialistsFailed []string
 }
 
 // recordFunc writes one event; Save uses event.RecordAt, tests one that fails.
@@ -143,7 +142,7 @@ func saveThen(ctx context.Context, db *store.DB, accountID, repositoryID string,
 	at := full.SynthesizedAt
 	var saved Saved
 	write := func(tx store.Tx) error {
-		saved = Saved{Reason: res.Reason, Summary: full.Summary}
+		saved = Saved{Reason: res.Reason, SpecialistsFailed: full.SpecialistsFailed}
 		if !res.Completed() {
 			id, err := record(ctx, tx, at, accountID, event.ReviewFailed, event.ReviewFailedData{
 				Owner: full.Owner, Repo: full.Repo, PRNumber: full.PRNumber, HeadSHA: full.HeadSHA,
