@@ -395,9 +395,19 @@ func (l *Local) command(ctx context.Context, args ...string) *exec.Cmd {
 		"GIT_PAGER=cat",
 		"PAGER=cat",
 	}
+	// Fetches go out through the operator's proxy, as the API client's
+	// requests do (net/http reads the same variables).
+	for _, k := range proxyVars {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	cmd.WaitDelay = time.Second
 	return cmd
 }
+
+// proxyVars are the proxy settings git and net/http both read.
+var proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
 
 func (l *Local) maxFileSize() int64 {
 	if l.MaxFileSize > 0 {

@@ -193,7 +193,7 @@ func (a *App) fetch(ctx context.Context, installationID int64, cloneURL, owner, 
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s/%s: installation token: %w", owner, repo, err)
 	}
-	dir := filepath.Join(a.cfg.CacheDir, strings.ToLower(owner), strings.ToLower(repo)+".git")
+	dir := a.cacheDir(installationID, owner, repo)
 	mu, _ := a.fetching.LoadOrStore(dir, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
@@ -219,6 +219,14 @@ const (
 
 // sweepCache removes the fetched repositories unused for cacheIdle, but
 // keep (the one being fetched), at most once per cacheSweepEvery.
+// cacheDir is where owner/repo's commits are fetched for an installation:
+// one directory per installation too, so a commit fetched with one
+// installation's token is never served to another's review ('@' is not in
+// GitHub's repository names).
+func (a *App) cacheDir(installationID int64, owner, repo string) string {
+	return filepath.Join(a.cfg.CacheDir, strings.ToLower(owner), fmt.Sprintf("%s@%d.git", strings.ToLower(repo), installationID))
+}
+
 func (a *App) sweepCache(keep string) {
 	now := a.now()
 	a.mu.Lock()

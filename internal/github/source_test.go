@@ -150,7 +150,7 @@ func TestSourceFetchSendsTheTokenOnlyInAHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(f.app.Config().CacheDir, "octo", "demo.git", "config"))
+	cfg, err := os.ReadFile(filepath.Join(f.app.cacheDir(99, "octo", "demo"), "config"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestSourceRemovesRepositoriesUnusedForAWeek(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
 	f.change(t)
-	dir := filepath.Join(f.app.Config().CacheDir, "octo", "demo.git")
+	dir := f.app.cacheDir(99, "octo", "demo")
 	other := filepath.Join(f.app.Config().CacheDir, "octo", "gone.git")
 	if err := os.MkdirAll(other, 0o700); err != nil {
 		t.Fatal(err)
