@@ -151,7 +151,7 @@ func (w *Worker) now() time.Time {
 func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	a := job.Args
 	if err := w.checkCurrent(ctx, a); err != nil {
-		return river.JobCancel(err)
+		return cancelIfSuperseded(err)
 	}
 	open, ok := w.Sources[a.Source]
 	if !ok {
@@ -233,7 +233,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			"reason", res.Reason, "summary", res.Review.Summary)
 	}
 	if err := w.checkCurrent(ctx, a); err != nil {
-		return river.JobCancel(err)
+		return cancelIfSuperseded(err)
 	}
 	if pub := w.Publishers[a.Source]; pub != nil {
 		// Just before posting: a head that moved on the platform (a push
@@ -276,6 +276,15 @@ func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result) (Saved, err
 		}
 		return pub.Publish(ctx, tx, a, saved)
 	})
+}
+
+// cancelIfSuperseded cancels the job when a newer head superseded it; any
+// other error (the database unreachable a moment) is retried.
+func cancelIfSuperseded(err error) error {
+	if errors.Is(err, ErrSuperseded) {
+		return river.JobCancel(err)
+	}
+	return err
 }
 
 // checkCurrent returns ErrSuperseded when a newer head of the pull request

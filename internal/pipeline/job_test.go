@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/change"
@@ -239,4 +241,21 @@ func TestReviewJobRateLimit(t *testing.T) {
 			t.Errorf("last event %s %+v, want review.failed rate_limit for #8", last.Name, data)
 		}
 	})
+}
+
+// TestReviewJobRetriesWhenTheDatabaseFails: a review whose newest head
+// cannot be read (the database unreachable a moment) is retried, not
+// cancelled for good as a superseded one is.
+func TestReviewJobRetriesWhenTheDatabaseFails(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	w := &Worker{DB: db}
+	db.Close()
+	job := &river.Job[ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: reviewAttempts},
+		Args: ReviewArgs{AccountID: "acc", RepositoryID: "repo", Owner: "o", Repo: "r", PR: 1, Head: "abc", Source: "local"}}
+	err := w.Work(context.Background(), job)
+	var cancel *river.JobCancelError
+	if err == nil || errors.As(err, &cancel) {
+		t.Fatalf("Work = %v, want an error River retries", err)
+	}
 }
