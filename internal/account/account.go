@@ -5,6 +5,7 @@ package account
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -51,6 +52,103 @@ ON CONFLICT (platform, lower(login)) DO NOTHING`, id.New(id.Account, now), platf
 		return Account{}, fmt.Errorf("ensure account %s: %w", login, err)
 	}
 	return Find(ctx, q, platform, login)
+}
+
+// Owner is a platform account as the platform's events name it.
+type Owner struct {
+	ExternalID int64 // the platform's account id, which a rename keeps; 0 when unknown
+	Login      string
+	Type       string
+}
+
+// ErrLoginTaken is returned when the login an event names belongs to an
+// account of another platform account id: the login was renamed away from
+// that account and taken by another, and handing the known account's data
+// to the newcomer would cross tenants.
+var ErrLoginTaken = errors.New("login held by another platform account")
+
+// EnsureOwner returns the account of o: the one with its platform account
+// id, else the one with its login (which takes the id on), creating it
+// when missing. A known account whose login changed is renamed (see
+// Update). Without an id it is Ensure.
+func EnsureOwner(ctx context.Context, q store.Querier, platform string, o Owner) (Account, error) {
+	if o.ExternalID == 0 {
+		return Ensure(ctx, q, platform, o.Login, o.Type)
+	}
+	if o.Login == "" {
+		return Account{}, errors.New("ensure account: empty login")
+	}
+	for inserted := false; ; inserted = true {
+		a, err := findExternal(ctx, q, platform, o.ExternalID)
+		if err == nil {
+			return Update(ctx, q, a, o)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return Account{}, err
+		}
+		var ext sql.NullInt64
+		a = Account{Platform: platform}
+		err = q.QueryRow(ctx, `SELECT id, login, type, external_id FROM accounts WHERE platform = $1 AND lower(login) = lower($2)`,
+			platform, o.Login).Scan(&a.ID, &a.Login, &a.Type, &ext)
+		switch {
+		case err == nil && ext.Valid:
+			// Found by login but not by id: the id differs.
+			return Account{}, fmt.Errorf("ensure account %s (id %d): %w", o.Login, o.ExternalID, ErrLoginTaken)
+		case err == nil:
+			return Update(ctx, q, a, o)
+		case !errors.Is(err, store.ErrNotFound):
+			return Account{}, fmt.Errorf("find account %s: %w", o.Login, err)
+		case inserted:
+			return Account{}, fmt.Errorf("ensure account %s (id %d): not found after insert", o.Login, o.ExternalID)
+		}
+		typ := o.Type
+		if typ == "" {
+			typ = "Organization"
+		}
+		now := time.Now()
+		// Another writer may take the id or the login first: look again.
+		if _, err := q.Exec(ctx, `INSERT INTO accounts (id, platform, login, type, external_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT DO NOTHING`, id.New(id.Account, now), platform, o.Login, typ, o.ExternalID, store.Micros(now)); err != nil {
+			return Account{}, fmt.Errorf("ensure account %s: %w", o.Login, err)
+		}
+	}
+}
+
+// Update records what the platform now says of acct, the account of o: its
+// platform account id when acct has none yet (and no other account has
+// it), and its login when renamed (unless another account holds the new
+// login). It returns the account as stored.
+func Update(ctx context.Context, q store.Querier, acct Account, o Owner) (Account, error) {
+	if o.ExternalID == 0 {
+		return acct, nil
+	}
+	_, err := q.Exec(ctx, `UPDATE accounts SET external_id = $1 WHERE id = $2 AND external_id IS NULL
+AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.platform = $3 AND o.external_id = $1)`, o.ExternalID, acct.ID, acct.Platform)
+	if err != nil {
+		return Account{}, fmt.Errorf("set the id of account %s: %w", acct.Login, err)
+	}
+	if o.Login != "" && o.Login != acct.Login {
+		_, err := q.Exec(ctx, `UPDATE accounts SET login = $1 WHERE id = $2 AND external_id = $3
+AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.platform = $4 AND lower(o.login) = lower($1) AND o.id <> $2)`,
+			o.Login, acct.ID, o.ExternalID, acct.Platform)
+		if err != nil {
+			return Account{}, fmt.Errorf("rename account %s to %s: %w", acct.Login, o.Login, err)
+		}
+	}
+	return Get(ctx, q, acct.ID)
+}
+
+func findExternal(ctx context.Context, q store.Querier, platform string, externalID int64) (Account, error) {
+	a := Account{Platform: platform}
+	err := q.QueryRow(ctx, `SELECT id, login, type FROM accounts WHERE platform = $1 AND external_id = $2`,
+		platform, externalID).Scan(&a.ID, &a.Login, &a.Type)
+	if errors.Is(err, store.ErrNotFound) {
+		return Account{}, ErrNotFound
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("find account %d: %w", externalID, err)
+	}
+	return a, nil
 }
 
 // Find returns the account with this login.

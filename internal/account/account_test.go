@@ -63,6 +63,70 @@ func TestEnsure(t *testing.T) {
 	})
 }
 
+func TestEnsureOwner(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := db.Writer()
+		ensure := func(id int64, login string) (account.Account, error) {
+			return account.EnsureOwner(ctx, q, account.PlatformGitHub, account.Owner{ExternalID: id, Login: login, Type: "User"})
+		}
+		octo, err := ensure(21031067, "Codertocat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if octo.ID == "" || octo.Login != "Codertocat" || octo.Type != "User" {
+			t.Errorf("EnsureOwner = %+v", octo)
+		}
+
+		// Renamed on GitHub: the same account, under its new login; the old
+		// login names nothing any more.
+		renamed, err := ensure(21031067, "renamed-octocat")
+		if err != nil || renamed.ID != octo.ID || renamed.Login != "renamed-octocat" {
+			t.Fatalf("EnsureOwner after a rename = %+v, %v; want %s as renamed-octocat", renamed, err, octo.ID)
+		}
+		if _, err := account.Find(ctx, q, account.PlatformGitHub, "Codertocat"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("Find(Codertocat) after the rename: %v, want ErrNotFound", err)
+		}
+
+		// An account made from a login alone (quorum token create) takes the
+		// id of the first event that names it, and is renamed from then on.
+		acme, err := account.Ensure(ctx, q, account.PlatformGitHub, "acme", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ensure(42, "ACME"); err != nil || got.ID != acme.ID {
+			t.Fatalf("EnsureOwner(42, ACME) = %+v, %v; want the existing %s", got, err, acme.ID)
+		}
+		if got, err := ensure(42, "acme-inc"); err != nil || got.ID != acme.ID || got.Login != "acme-inc" {
+			t.Fatalf("EnsureOwner(42, acme-inc) = %+v, %v; want %s renamed", got, err, acme.ID)
+		}
+
+		// A login renamed away and taken by another GitHub account is not
+		// handed over with the first account's data.
+		if got, err := ensure(43, "ACME-inc"); !errors.Is(err, account.ErrLoginTaken) {
+			t.Errorf("EnsureOwner(43, ACME-inc) = %+v, %v; want ErrLoginTaken", got, err)
+		}
+		// A rename to a login another account holds keeps the stored login.
+		if _, err := account.Ensure(ctx, q, account.PlatformGitHub, "globex", ""); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ensure(21031067, "Globex"); err != nil || got.ID != octo.ID || got.Login != "renamed-octocat" {
+			t.Errorf("EnsureOwner(21031067, Globex) = %+v, %v; want %s still renamed-octocat", got, err, octo.ID)
+		}
+		if n := count(t, db, "accounts"); n != 3 {
+			t.Errorf("%d accounts, want 3", n)
+		}
+		// Without an id it is Ensure.
+		if got, err := ensure(0, "GLOBEX"); err != nil || got.Login != "globex" {
+			t.Errorf("EnsureOwner(0, GLOBEX) = %+v, %v; want globex", got, err)
+		}
+		if _, err := ensure(44, ""); err == nil {
+			t.Error("EnsureOwner with an empty login succeeded")
+		}
+	})
+}
+
 func TestFindAndGet(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, db *store.DB) {

@@ -32,9 +32,11 @@ type RepoRef struct {
 // Install records that the app was installed (or installed again) on the
 // account, as the platform's installation externalID, with repos: the
 // installation is current (neither suspended nor deleted) and holds repos.
+// A known installation stays on the account it was first recorded on, as
+// do its repositories: the installation returned says which.
 func Install(ctx context.Context, q store.Querier, acct Account, externalID int64, repos []RepoRef, now time.Time) (Installation, error) {
 	_, err := q.Exec(ctx, `INSERT INTO installations (id, account_id, platform, external_id, created_at) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (platform, external_id) DO UPDATE SET account_id = excluded.account_id, suspended_at = NULL, deleted_at = NULL`,
+ON CONFLICT (platform, external_id) DO UPDATE SET suspended_at = NULL, deleted_at = NULL`,
 		id.New(id.Installation, now), acct.ID, acct.Platform, externalID, store.Micros(now))
 	if err != nil {
 		return Installation{}, fmt.Errorf("install %d on %s: %w", externalID, acct.Login, err)

@@ -99,5 +99,23 @@ func TestInstallationLifecycle(t *testing.T) {
 		if n := count(t, db, "installations"); n != 1 {
 			t.Errorf("%d installations, want 1", n)
 		}
+
+		// Installed again, as another account says: the installation and
+		// its repositories stay with acme.
+		other, err := account.Ensure(ctx, q, account.PlatformGitHub, "globex", "Organization")
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := account.Install(ctx, q, other, 7, []account.RepoRef{{Owner: "globex", Name: "secrets"}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved.ID != inst.ID || moved.AccountID != acct.ID {
+			t.Errorf("Install by globex = %+v, want %s still on %s", moved, inst.ID, acct.ID)
+		}
+		var onOther int
+		if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM repositories WHERE account_id = $1`, other.ID).Scan(&onOther); err != nil || onOther != 0 {
+			t.Errorf("%d repositories on globex (%v), want 0", onOther, err)
+		}
 	})
 }

@@ -38,15 +38,15 @@ func TestSplitEmbeddedMigrations(t *testing.T) {
 		stmts := splitStatements(m.SQL)
 		creates := 0
 		for _, line := range strings.Split(m.SQL, "\n") {
-			if strings.HasPrefix(line, "CREATE ") {
+			if strings.HasPrefix(line, "CREATE ") || strings.HasPrefix(line, "ALTER ") {
 				creates++
 			}
 		}
 		if len(stmts) != creates {
-			t.Errorf("migration %d: %d statements, want one per CREATE (%d)", m.Version, len(stmts), creates)
+			t.Errorf("migration %d: %d statements, want one per CREATE or ALTER (%d)", m.Version, len(stmts), creates)
 		}
 		for _, s := range stmts {
-			if !strings.HasPrefix(s, "CREATE ") || strings.HasSuffix(s, ";") || strings.Contains(s, "\n--") {
+			if !strings.HasPrefix(s, "CREATE ") && !strings.HasPrefix(s, "ALTER ") || strings.HasSuffix(s, ";") || strings.Contains(s, "\n--") {
 				t.Errorf("migration %d: badly split statement %q", m.Version, s)
 			}
 		}

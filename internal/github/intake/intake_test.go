@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -369,6 +370,61 @@ func TestInstallationLifecycle(t *testing.T) {
 		// Every handled delivery's payload is dropped.
 		if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries WHERE payload IS NOT NULL OR handled_at IS NULL`); n != 0 {
 			t.Errorf("%d deliveries still hold their payload", n)
+		}
+	})
+}
+
+// An installation stays with the account it was recorded on, whatever
+// login its events give: a rename of that GitHub account renames the
+// account, and another account's name moves nothing.
+func TestInstallationKeepsItsAccount(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		ctx := context.Background()
+		withAccount := func(file string, id int, login string) []byte {
+			return example(t, file, func(m map[string]any) {
+				inst := installationOf(t, "installation.created.json").(map[string]any)
+				acct := inst["account"].(map[string]any)
+				acct["id"], acct["login"] = id, login
+				m["installation"] = inst
+			})
+		}
+		f.deliver(t, "installation", example(t, "installation.created.json", nil))
+		octo, err := account.Find(ctx, f.db.Reader(), account.PlatformGitHub, "Codertocat")
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// installation.created again, naming another GitHub account: the
+		// installation, its repositories and the event stay Codertocat's.
+		f.deliver(t, "installation", withAccount("installation.created.json", 4242, "mallory"))
+		if _, err := account.Find(ctx, f.db.Reader(), account.PlatformGitHub, "mallory"); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("account mallory: %v, want none", err)
+		}
+		inst, err := account.FindInstallation(ctx, f.db.Reader(), account.PlatformGitHub, 957387)
+		if err != nil || inst.AccountID != octo.ID {
+			t.Fatalf("installation %+v, %v; want it on %s", inst, err, octo.ID)
+		}
+		if n := count(t, f.db, `SELECT COUNT(*) FROM repositories WHERE account_id <> $1`, octo.ID); n != 0 {
+			t.Errorf("%d repositories on another account", n)
+		}
+
+		// Codertocat renamed (same GitHub account id): installation.deleted
+		// is Codertocat's account's, now named renamed-octocat.
+		f.deliver(t, "installation", withAccount("installation.deleted.json", 21031067, "renamed-octocat"))
+		if n := count(t, f.db, `SELECT COUNT(*) FROM accounts`); n != 1 {
+			t.Errorf("%d accounts, want 1", n)
+		}
+		renamed, err := account.Get(ctx, f.db.Reader(), octo.ID)
+		if err != nil || renamed.Login != "renamed-octocat" {
+			t.Errorf("account after the rename: %+v, %v; want login renamed-octocat", renamed, err)
+		}
+		got := installationEvents(t, f.db, "renamed-octocat")
+		deleted := intake.InstallationData{InstallationID: 957387, Platform: "deleted:github",
+			Account: intake.AccountData{Login: "renamed-octocat", Type: "User"}, Repositories: repos("Codertocat/Hello-World")}
+		if len(got) != 3 || !equal(got[2], deleted) {
+			t.Fatalf("events %+v, want 3, the last %+v", got, deleted)
 		}
 	})
 }

@@ -65,7 +65,7 @@ func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error 
 		return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
 	}
 	now := in.now()
-	return in.db.InTx(ctx, func(tx store.Tx) error {
+	err = in.db.InTx(ctx, func(tx store.Tx) error {
 		if act != nil {
 			if err := act(ctx, tx, now); err != nil {
 				return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
@@ -75,6 +75,12 @@ func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error 
 			store.Micros(now), job.Args.DeliveryID)
 		return err
 	})
+	if errors.Is(err, account.ErrLoginTaken) {
+		// Retrying changes nothing: an operator must say whose the login is.
+		in.log.Error("github delivery not handled", "delivery", job.Args.DeliveryID, "event", name, "error", err.Error())
+		return river.JobCancel(err)
+	}
+	return err
 }
 
 // action is what a delivery changes, run in the transaction that marks it
@@ -249,7 +255,7 @@ func (in *Intake) repository(ctx context.Context, tx store.Tx, instID int64, r *
 	inst, err := account.FindInstallation(ctx, tx, account.PlatformGitHub, instID)
 	if errors.Is(err, account.ErrNotFound) {
 		var acct account.Account
-		acct, err = account.Ensure(ctx, tx, account.PlatformGitHub, r.GetOwner().GetLogin(), r.GetOwner().GetType())
+		acct, err = account.EnsureOwner(ctx, tx, account.PlatformGitHub, ownerRef(r.GetOwner()))
 		if err != nil {
 			return inst, account.Repository{}, err
 		}
@@ -269,10 +275,28 @@ func (in *Intake) repository(ctx context.Context, tx store.Tx, instID int64, r *
 	return inst, repos[0], nil
 }
 
-// ownerOf returns the account the installation belongs to, creating it
-// when new.
+// ownerOf returns the account the installation belongs to: for a known
+// installation the one it was recorded on, whatever login the payload
+// gives (a rename of that GitHub account renames it); for a new one the
+// payload's account, found by GitHub's account id or login, or created.
 func ownerOf(ctx context.Context, tx store.Tx, inst *github.Installation) (account.Account, error) {
-	return account.Ensure(ctx, tx, account.PlatformGitHub, inst.GetAccount().GetLogin(), inst.GetAccount().GetType())
+	o := ownerRef(inst.GetAccount())
+	known, err := account.FindInstallation(ctx, tx, account.PlatformGitHub, inst.GetID())
+	if errors.Is(err, account.ErrNotFound) {
+		return account.EnsureOwner(ctx, tx, account.PlatformGitHub, o)
+	}
+	if err != nil {
+		return account.Account{}, err
+	}
+	acct, err := account.Get(ctx, tx, known.AccountID)
+	if err != nil {
+		return account.Account{}, err
+	}
+	return account.Update(ctx, tx, acct, o)
+}
+
+func ownerRef(u *github.User) account.Owner {
+	return account.Owner{ExternalID: u.GetID(), Login: u.GetLogin(), Type: u.GetType()}
 }
 
 func reviewArgs(inst account.Installation, repo account.Repository, number int, head, base string) pipeline.ReviewArgs {
