@@ -1,7 +1,9 @@
 // Package intake receives the GitHub App's webhooks at POST /github/webhook.
 //
-// The handler checks X-Hub-Signature-256 in constant time before it reads
-// anything of the body, refuses bodies over 25 MiB, and stores each
+// The handler refuses bodies over 25 MiB, reads at most BodyBudget bytes
+// of bodies at once (answering 503 with Retry-After before reading one that
+// would go over), checks X-Hub-Signature-256 in constant time over the
+// bytes read before it parses anything of them, and stores each
 // delivery it acts on in the same transaction as the River job that
 // handles it, keyed by X-GitHub-Delivery, so a redelivered event does
 // nothing twice; it answers 202 at once. The job keeps accounts,
@@ -25,6 +27,7 @@ import (
 
 	"github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/store"
@@ -33,6 +36,12 @@ import (
 // MaxBody is the largest webhook body accepted: GitHub caps payloads at
 // 25 MB.
 const MaxBody = 25 << 20
+
+// BodyBudget bounds the bytes of webhook bodies read at once (each counts
+// its Content-Length, or MaxBody when it has none): bodies are read before
+// their signature can be checked, so without a bound unauthenticated
+// requests could fill the memory.
+const BodyBudget = 64 << 20
 
 // Path is where GitHub sends the App's webhooks.
 const Path = "/github/webhook"
@@ -67,6 +76,7 @@ type Intake struct {
 	log     *slog.Logger
 	now     func() time.Time
 	mention func(string) bool
+	bodies  *semaphore.Weighted // BodyBudget, shared by WithDocsURL's copies
 }
 
 // New makes the intake. gh answers the questions a comment raises (may the
@@ -84,7 +94,8 @@ func New(cfg Config, db *store.DB, gh GitHub, log *slog.Logger, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName)}, nil
+	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName),
+		bodies: semaphore.NewWeighted(BodyBudget)}, nil
 }
 
 // WithDocsURL returns the intake with its problem types linking to
@@ -142,6 +153,17 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
 		return
 	}
+	size := r.ContentLength
+	if size < 0 {
+		size = MaxBody
+	}
+	if !in.bodies.TryAcquire(size) {
+		in.log.Warn("github webhook refused: too many bodies being read", "delivery", r.Header.Get(github.DeliveryIDHeader))
+		w.Header().Set("Retry-After", "1")
+		in.problem(w, r, http.StatusServiceUnavailable, "", "Too many webhook bodies are being read at once; retry in a second.")
+		return
+	}
+	defer in.bodies.Release(size)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {

@@ -1,6 +1,7 @@
 package intake_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -10,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -675,6 +678,138 @@ func TestPingAndLimits(t *testing.T) {
 	}
 	if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries`); n != 0 {
 		t.Errorf("%d deliveries stored", n)
+	}
+}
+
+// firstRead tells when the handler first reads the body: it has taken its
+// share of the body budget by then.
+type firstRead struct {
+	io.ReadCloser
+	once    sync.Once
+	reading chan<- struct{}
+}
+
+func (b *firstRead) Read(p []byte) (int, error) {
+	b.once.Do(func() { b.reading <- struct{}{} })
+	return b.ReadCloser.Read(p)
+}
+
+// Bodies are read before their signature can be checked, so at most
+// BodyBudget bytes of them are read at once: a delivery that would go over
+// is answered 503 with Retry-After before any of its body is read.
+func TestBodyBudget(t *testing.T) {
+	t.Parallel()
+	in, err := intake.New(intake.Config{WebhookSecret: secret}, storetest.SQLite(t), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A copy: the server looks at its own request's body when the
+		// handler is done.
+		watched := *r
+		watched.Body = &firstRead{ReadCloser: r.Body, reading: reading}
+		in.ServeHTTP(w, &watched)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+
+	// deliver sends the headers of a delivery of size bytes, by hand (a
+	// client would wait for the body's reader however it is answered),
+	// and no body until the connection is closed; the response, if one
+	// comes, arrives on the channel.
+	deliver := func(size int) (net.Conn, <-chan *http.Response) {
+		t.Helper()
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetDeadline(deadline)
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: quorum\r\nContent-Type: application/json\r\nX-GitHub-Event: star\r\n"+
+			"X-GitHub-Delivery: budget\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: %d\r\n\r\n", intake.Path, size)
+		resc := make(chan *http.Response, 1)
+		go func() {
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				return // closed by the test
+			}
+			_, _ = io.ReadAll(res.Body)
+			resc <- res
+		}()
+		return conn, resc
+	}
+	// admitted reports whether a delivery's body is read (true) or it is
+	// refused with 503 and Retry-After 1 (false).
+	admitted := func(what string, resc <-chan *http.Response) bool {
+		t.Helper()
+		select {
+		case <-reading:
+			return true
+		case res := <-resc:
+			if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" ||
+				res.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%s: %d Retry-After %q %s, want 503 problem+json, Retry-After 1",
+					what, res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+			}
+			return false
+		case <-ctx.Done():
+			t.Fatalf("%s: neither read nor answered", what)
+			return false
+		}
+	}
+
+	// Deliveries as large as GitHub sends, whose bodies are slow to come,
+	// take the budget.
+	var held []net.Conn
+	for range intake.BodyBudget / intake.MaxBody {
+		conn, resc := deliver(intake.MaxBody)
+		if !admitted("a delivery within the budget", resc) {
+			t.Fatal("a delivery within the budget was refused")
+		}
+		held = append(held, conn)
+	}
+	// One more that large: refused, its body unread.
+	conn, resc := deliver(intake.MaxBody)
+	if admitted("a delivery over the budget", resc) {
+		t.Fatal("the body of a delivery over the budget was read")
+	}
+	conn.Close()
+
+	// A small delivery still fits.
+	body := []byte(`{"action":"created"}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+intake.Path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "star")
+	req.Header.Set("X-GitHub-Delivery", "budget-small")
+	req.Header.Set("X-Hub-Signature-256", sign(body, secret))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reading
+	if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
+		t.Errorf("small delivery within the budget: %d %q, want 202 ignored", res.StatusCode, got)
+	}
+	res.Body.Close()
+
+	// The held deliveries end: their share is free again (once their
+	// handlers have seen the end, which the client does not wait for).
+	for _, c := range held {
+		c.Close()
+	}
+	for {
+		conn, resc := deliver(intake.MaxBody)
+		ok := admitted("a delivery after the budget was freed", resc)
+		conn.Close()
+		if ok {
+			break
+		}
 	}
 }
 
