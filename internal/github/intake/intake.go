@@ -129,7 +129,15 @@ type envelope struct {
 	Installation *struct {
 		ID int64 `json:"id"`
 	} `json:"installation"`
-	Changes *struct {
+	Repository *struct {
+		Name  string `json:"name"`
+		Owner *struct {
+			Login string `json:"login"`
+		} `json:"owner"`
+	} `json:"repository"`
+	RepositoriesAdded   []json.RawMessage `json:"repositories_added"`
+	RepositoriesRemoved []json.RawMessage `json:"repositories_removed"`
+	Changes             *struct {
 		Base json.RawMessage `json:"base"`
 	} `json:"changes"`
 }
@@ -140,6 +148,29 @@ func (e envelope) handled(name string) bool {
 		return e.Changes != nil && len(e.Changes.Base) > 0
 	}
 	return slices.Contains(handled[name], e.Action)
+}
+
+// missing names what a delivery of event name lacks to be acted on, or
+// is empty: every delivery kept is some installation's, and those about
+// repositories name them (nothing is filed under a made-up installation).
+func (e envelope) missing(name string) string {
+	if e.Installation == nil || e.Installation.ID == 0 {
+		return "installation"
+	}
+	switch name {
+	case "pull_request", "issue_comment":
+		if e.Repository == nil || e.Repository.Name == "" || e.Repository.Owner == nil || e.Repository.Owner.Login == "" {
+			return "repository"
+		}
+	case "installation_repositories":
+		if e.Action == "added" && len(e.RepositoriesAdded) == 0 {
+			return "repositories_added"
+		}
+		if e.Action == "removed" && len(e.RepositoriesRemoved) == 0 {
+			return "repositories_removed"
+		}
+	}
+	return ""
 }
 
 // ServeHTTP handles one webhook delivery.
@@ -205,16 +236,17 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusAccepted, "ignored")
 		return
 	}
-	var instID any
-	if env.Installation != nil {
-		instID = env.Installation.ID
+	if m := env.missing(name); m != "" {
+		in.log.Debug("github webhook ignored: incomplete", "delivery", delivery, "event", name, "action", env.Action, "missing", m)
+		writeStatus(w, http.StatusAccepted, "ignored")
+		return
 	}
 
 	status := "queued"
 	err = in.db.InTx(r.Context(), func(tx store.Tx) error {
 		n, err := tx.Exec(r.Context(), `INSERT INTO github_deliveries (delivery_id, event, action, installation_id, payload, received_at)
 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
-			delivery, name, env.Action, instID, string(body), store.Micros(in.now()))
+			delivery, name, env.Action, env.Installation.ID, string(body), store.Micros(in.now()))
 		if err != nil {
 			return fmt.Errorf("store delivery: %w", err)
 		}

@@ -681,6 +681,46 @@ func TestPingAndLimits(t *testing.T) {
 	}
 }
 
+// A delivery with no installation, or about repositories it does not name,
+// is ignored rather than filed under a made-up installation 0.
+func TestIncompleteDeliveriesIgnored(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		without := func(key string) func(m map[string]any) {
+			return func(m map[string]any) { delete(m, key) }
+		}
+		set := func(key string, v any) func(m map[string]any) {
+			return func(m map[string]any) { m[key] = v }
+		}
+		for _, c := range []struct {
+			name, event, file string
+			edit              func(m map[string]any)
+		}{
+			{"pull request without installation", "pull_request", "pull_request.opened.json", without("installation")},
+			{"pull request of installation 0", "pull_request", "pull_request.opened.json", set("installation", map[string]any{"id": 0})},
+			{"pull request of installation null", "pull_request", "pull_request.opened.json", set("installation", nil)},
+			{"pull request without repository", "pull_request", "pull_request.opened.json", without("repository")},
+			{"pull request of a repository without owner", "pull_request", "pull_request.opened.json", set("repository", map[string]any{"name": "Hello-World"})},
+			{"comment without repository", "issue_comment", "issue_comment.created.json", without("repository")},
+			{"comment without installation", "issue_comment", "issue_comment.created.json", without("installation")},
+			{"installation without installation", "installation", "installation.created.json", without("installation")},
+			{"repositories added without them", "installation_repositories", "installation_repositories.added.json", without("repositories_added")},
+			{"repositories removed, none", "installation_repositories", "installation_repositories.removed.json", set("repositories_removed", []any{})},
+		} {
+			res := f.post(t, c.event, "", example(t, c.file, c.edit))
+			if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
+				t.Errorf("%s: %d %q, want 202 ignored", c.name, res.StatusCode, got)
+			}
+		}
+		for _, table := range []string{"github_deliveries", "river_job", "accounts", "installations"} {
+			if n := count(t, f.db, `SELECT COUNT(*) FROM `+table); n != 0 {
+				t.Errorf("%d rows in %s after incomplete deliveries, want 0", n, table)
+			}
+		}
+	})
+}
+
 // firstRead tells when the handler first reads the body: it has taken its
 // share of the body budget by then.
 type firstRead struct {
