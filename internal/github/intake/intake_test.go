@@ -885,6 +885,10 @@ func TestCommentAsksForAReview(t *testing.T) {
 		f.deliver(t, "issue_comment", example(t, "issue_comment.created.json", func(m map[string]any) {
 			m["comment"].(map[string]any)["body"] = "@reviewbot review" // on an issue, not a pull request
 		}))
+		f.deliver(t, "issue_comment", example(t, "issue_comment.created.json", func(m map[string]any) {
+			m["comment"].(map[string]any)["body"] = "@reviewbot review"
+			delete(m, "issue") // on nothing said
+		}))
 		if jobs := reviewJobs(t, f.db); len(jobs) != 1 {
 			t.Fatalf("%d review jobs, want just the first", len(jobs))
 		}

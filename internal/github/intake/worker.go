@@ -221,7 +221,7 @@ func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
 // repository.
 func (in *Intake) issueComment(ctx context.Context, e *github.IssueCommentEvent) (action, error) {
 	c := e.GetComment()
-	if !e.GetIssue().IsPullRequest() || !in.mention(c.GetBody()) || c.GetUser().GetType() == "Bot" {
+	if e.Issue == nil || !e.Issue.IsPullRequest() || !in.mention(c.GetBody()) || c.GetUser().GetType() == "Bot" {
 		return nil, nil
 	}
 	instID, owner, name, number := e.GetInstallation().GetID(), e.GetRepo().GetOwner().GetLogin(), e.GetRepo().GetName(), e.GetIssue().GetNumber()
