@@ -977,24 +977,29 @@ func TestPruneForgetsOldDeliveries(t *testing.T) {
 		ctx := context.Background()
 		at := func(d time.Duration) int64 { return clock.Now().Add(-d).UnixMicro() }
 		for _, row := range []struct {
-			id      string
-			handled any
+			id       string
+			received int64
+			handled  any
 		}{
-			{"old", at(intake.Retention + time.Hour)},
-			{"recent", at(intake.Retention - time.Hour)},
-			{"unhandled", nil},
+			{"old", at(30 * 24 * time.Hour), at(intake.Retention + time.Hour)},
+			{"recent", at(30 * 24 * time.Hour), at(intake.Retention - time.Hour)},
+			{"given up", at(intake.Retention + time.Hour), nil}, // its job was discarded
+			{"unhandled", at(time.Hour), nil},
 		} {
-			if _, err := db.Writer().Exec(ctx, `INSERT INTO github_deliveries (delivery_id, event, received_at, handled_at) VALUES ($1, 'installation', $2, $3)`,
-				row.id, at(30*24*time.Hour), row.handled); err != nil {
+			if _, err := db.Writer().Exec(ctx, `INSERT INTO github_deliveries (delivery_id, event, payload, received_at, handled_at) VALUES ($1, 'installation', '{}', $2, $3)`,
+				row.id, row.received, row.handled); err != nil {
 				t.Fatal(err)
 			}
 		}
 		n, err := in.Prune(ctx)
-		if err != nil || n != 1 {
-			t.Fatalf("Prune = %d, %v; want 1", n, err)
+		if err != nil || n != 2 {
+			t.Fatalf("Prune = %d, %v; want 2", n, err)
 		}
 		if left := count(t, db, `SELECT COUNT(*) FROM github_deliveries WHERE delivery_id IN ('recent', 'unhandled')`); left != 2 {
 			t.Errorf("%d of the recent and unhandled deliveries left, want 2", left)
+		}
+		if left := count(t, db, `SELECT COUNT(*) FROM github_deliveries`); left != 2 {
+			t.Errorf("%d deliveries left, want 2", left)
 		}
 	})
 }

@@ -12,12 +12,19 @@ import (
 
 // Retention is how long a handled delivery's id is kept to recognise a
 // redelivery. GitHub redelivers deliveries of the past 3 days at most.
+// A delivery never handled within it was given up (its job's attempts
+// last about a day), and goes with its payload.
 const Retention = 7 * 24 * time.Hour
 
-// Prune forgets the handled deliveries older than Retention and reports
-// how many.
+// pruneQuery forgets the deliveries received before $1 and handled before
+// it too, or never. A delivery is handled after it was received, so
+// received_at bounds both and its index finds them.
+const pruneQuery = `DELETE FROM github_deliveries WHERE received_at < $1 AND (handled_at IS NULL OR handled_at < $1)`
+
+// Prune forgets the deliveries handled, or received and never handled,
+// longer than Retention ago, and reports how many.
 func (in *Intake) Prune(ctx context.Context) (int64, error) {
-	n, err := in.db.Writer().Exec(ctx, `DELETE FROM github_deliveries WHERE handled_at < $1`, store.Micros(in.now().Add(-Retention)))
+	n, err := in.db.Writer().Exec(ctx, pruneQuery, store.Micros(in.now().Add(-Retention)))
 	if err != nil {
 		return 0, fmt.Errorf("prune github deliveries: %w", err)
 	}
