@@ -47,7 +47,8 @@ type worker struct {
 }
 
 // Work handles the delivery and drops its payload, in one transaction with
-// what it changes.
+// what it changes, which claims the delivery: of two runs at once, only
+// the first changes anything.
 func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
 	in := wk.in
 	var name string
@@ -66,14 +67,20 @@ func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error 
 	}
 	now := in.now()
 	err = in.db.InTx(ctx, func(tx store.Tx) error {
-		if act != nil {
-			if err := act(ctx, tx, now); err != nil {
-				return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
-			}
-		}
-		_, err := tx.Exec(ctx, `UPDATE github_deliveries SET payload = NULL, handled_at = $1 WHERE delivery_id = $2`,
+		// Claim the delivery first: another run of its job (one rescued
+		// while this one still works) waits here, then finds it handled.
+		n, err := tx.Exec(ctx, `UPDATE github_deliveries SET payload = NULL, handled_at = $1 WHERE delivery_id = $2 AND handled_at IS NULL`,
 			store.Micros(now), job.Args.DeliveryID)
-		return err
+		if err != nil {
+			return fmt.Errorf("claim delivery %s: %w", job.Args.DeliveryID, err)
+		}
+		if n == 0 || act == nil {
+			return nil
+		}
+		if err := act(ctx, tx, now); err != nil {
+			return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
+		}
+		return nil
 	})
 	if errors.Is(err, account.ErrLoginTaken) {
 		// Retrying changes nothing: an operator must say whose the login is.
