@@ -139,28 +139,26 @@ AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.platform = $4 AND lower(o.login
 }
 
 func findExternal(ctx context.Context, q store.Querier, platform string, externalID int64) (Account, error) {
-	a := Account{Platform: platform}
-	err := q.QueryRow(ctx, `SELECT id, login, type FROM accounts WHERE platform = $1 AND external_id = $2`,
-		platform, externalID).Scan(&a.ID, &a.Login, &a.Type)
-	if errors.Is(err, store.ErrNotFound) {
-		return Account{}, ErrNotFound
-	}
-	if err != nil {
-		return Account{}, fmt.Errorf("find account %d: %w", externalID, err)
-	}
-	return a, nil
+	return scanAccount(q.QueryRow(ctx, `SELECT id, login, type FROM accounts WHERE platform = $1 AND external_id = $2`,
+		platform, externalID), platform, externalID)
 }
 
 // Find returns the account with this login.
 func Find(ctx context.Context, q store.Querier, platform, login string) (Account, error) {
+	return scanAccount(q.QueryRow(ctx, `SELECT id, login, type FROM accounts WHERE platform = $1 AND lower(login) = lower($2)`,
+		platform, login), platform, login)
+}
+
+// scanAccount reads an account's id, login and type; key names it in
+// errors.
+func scanAccount(row store.Row, platform string, key any) (Account, error) {
 	a := Account{Platform: platform}
-	err := q.QueryRow(ctx, `SELECT id, login, type FROM accounts WHERE platform = $1 AND lower(login) = lower($2)`,
-		platform, login).Scan(&a.ID, &a.Login, &a.Type)
+	err := row.Scan(&a.ID, &a.Login, &a.Type)
 	if errors.Is(err, store.ErrNotFound) {
 		return Account{}, ErrNotFound
 	}
 	if err != nil {
-		return Account{}, fmt.Errorf("find account %s: %w", login, err)
+		return Account{}, fmt.Errorf("find account %v: %w", key, err)
 	}
 	return a, nil
 }

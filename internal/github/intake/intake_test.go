@@ -819,24 +819,11 @@ func TestBodyBudget(t *testing.T) {
 	conn.Close()
 
 	// A small delivery still fits.
-	body := []byte(`{"action":"created"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+intake.Path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "star")
-	req.Header.Set("X-GitHub-Delivery", "budget-small")
-	req.Header.Set("X-Hub-Signature-256", sign(body, secret))
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := (&fixture{srv: srv}).post(t, "star", "", []byte(`{"action":"created"}`))
 	<-reading
 	if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
 		t.Errorf("small delivery within the budget: %d %q, want 202 ignored", res.StatusCode, got)
 	}
-	res.Body.Close()
 
 	// The held deliveries end: their share is free again (once their
 	// handlers have seen the end, which the client does not wait for).
