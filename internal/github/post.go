@@ -502,46 +502,50 @@ func reviewMarkerOf(reviewID string) string { return "<!-- quorum:review=" + rev
 // marker ends one of the App's submitted reviews of the pull request).
 func alreadyPosted(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot, reviewID string) (bool, error) {
 	want := reviewMarkerOf(reviewID)
-	opts := &gh.ListOptions{PerPage: 100}
-	for {
-		page, resp, err := c.PullRequests.ListReviews(ctx, r.Owner, r.Repo, r.PR, opts)
-		if err != nil {
-			return false, fmt.Errorf("list the reviews of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
-		}
-		for _, rv := range page {
-			if rv.GetState() != "PENDING" && strings.EqualFold(rv.GetUser().GetLogin(), bot) &&
-				strings.HasSuffix(strings.TrimSpace(rv.GetBody()), want) {
-				return true, nil
-			}
-		}
-		if resp.NextPage == 0 {
-			return false, nil
-		}
-		opts.Page = resp.NextPage
-	}
+	found := false
+	err := eachOwnReview(ctx, c, r, bot, func(rv *gh.PullRequestReview) (bool, error) {
+		found = rv.GetState() != "PENDING" && strings.HasSuffix(strings.TrimSpace(rv.GetBody()), want)
+		return found, nil
+	})
+	return found, err
 }
 
 // deletePending deletes the App's pending reviews on the pull request,
 // reporting whether there were any.
 func deletePending(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot string) (bool, error) {
 	deleted := false
+	err := eachOwnReview(ctx, c, r, bot, func(rv *gh.PullRequestReview) (bool, error) {
+		if rv.GetState() != "PENDING" {
+			return false, nil
+		}
+		if _, _, err := c.PullRequests.DeletePendingReview(ctx, r.Owner, r.Repo, r.PR, rv.GetID()); err != nil {
+			return false, fmt.Errorf("delete a pending review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+		}
+		deleted = true
+		return false, nil
+	})
+	return deleted && err == nil, err
+}
+
+// eachOwnReview calls fn with each review of the pull request that the
+// App (login bot) wrote, page by page, until fn says stop or fails.
+func eachOwnReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot string, fn func(*gh.PullRequestReview) (stop bool, err error)) error {
 	opts := &gh.ListOptions{PerPage: 100}
 	for {
 		page, resp, err := c.PullRequests.ListReviews(ctx, r.Owner, r.Repo, r.PR, opts)
 		if err != nil {
-			return false, fmt.Errorf("list the reviews of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+			return fmt.Errorf("list the reviews of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
 		}
 		for _, rv := range page {
-			if rv.GetState() != "PENDING" || !strings.EqualFold(rv.GetUser().GetLogin(), bot) {
+			if !strings.EqualFold(rv.GetUser().GetLogin(), bot) {
 				continue
 			}
-			if _, _, err := c.PullRequests.DeletePendingReview(ctx, r.Owner, r.Repo, r.PR, rv.GetID()); err != nil {
-				return false, fmt.Errorf("delete a pending review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
+			if stop, err := fn(rv); err != nil || stop {
+				return err
 			}
-			deleted = true
 		}
 		if resp.NextPage == 0 {
-			return deleted, nil
+			return nil
 		}
 		opts.Page = resp.NextPage
 	}

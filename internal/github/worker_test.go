@@ -71,19 +71,13 @@ func runReview(t *testing.T, p *posting, s specialist.Specialist, limits pipelin
 
 func failures(t *testing.T, p *posting) []event.ReviewFailedData {
 	t.Helper()
-	evs, err := event.List(context.Background(), p.db.Reader(), p.repo.AccountID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []event.ReviewFailedData
-	for _, e := range evs {
-		if e.Name == event.ReviewFailed {
-			var d event.ReviewFailedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, d)
+	for _, e := range eventsNamed(t, p, event.ReviewFailed) {
+		var d event.ReviewFailedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
 		}
+		out = append(out, d)
 	}
 	return out
 }
