@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/id"
+	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/webhook"
 )
 
@@ -328,16 +330,25 @@ func (s *Server) rotateWebhookSecret() http.Handler {
 }
 
 func (s *Server) pingWebhook() http.Handler {
+	return s.queueDelivery(endpointID, webhook.Ping, "No webhook endpoint ")
+}
+
+// queueDelivery is a handler that queues a delivery — a ping of the
+// endpoint, or a redelivery — named by the request's id (read by id), and
+// answers 202 with the delivery and its Location. A missing resource is a
+// 404 whose detail is notFound followed by the id.
+func (s *Server) queueDelivery(id func(*http.Request) (string, *Error),
+	queue func(ctx context.Context, db *store.DB, accountID, id string, now time.Time) (webhook.Delivery, error), notFound string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := PrincipalFrom(r.Context())
-		eid, e := endpointID(r)
+		rid, e := id(r)
 		if e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		d, err := webhook.Ping(r.Context(), s.db, pr.AccountID, eid, s.now())
+		d, err := queue(r.Context(), s.db, pr.AccountID, rid, s.now())
 		if err != nil {
-			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
+			s.writeError(w, r, webhookError(err, notFound+rid+"."))
 			return
 		}
 		w.Header().Set("Location", "/v1/deliveries/"+d.ID)
@@ -415,19 +426,5 @@ func (s *Server) getDelivery() http.Handler {
 }
 
 func (s *Server) redeliver() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pr, _ := PrincipalFrom(r.Context())
-		did, e := deliveryID(r)
-		if e != nil {
-			s.writeError(w, r, e)
-			return
-		}
-		d, err := webhook.Redeliver(r.Context(), s.db, pr.AccountID, did, s.now())
-		if err != nil {
-			s.writeError(w, r, webhookError(err, "No delivery "+did+"."))
-			return
-		}
-		w.Header().Set("Location", "/v1/deliveries/"+d.ID)
-		writeStatus(w, http.StatusAccepted, d)
-	})
+	return s.queueDelivery(deliveryID, webhook.Redeliver, "No delivery ")
 }
