@@ -39,6 +39,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quorum-review/quorum/bench/internal/machine"
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/token"
@@ -184,7 +185,7 @@ func printHeader(c config) {
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	fmt.Printf("## quorum load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("- machine: %d CPUs (runtime.NumCPU), %s %s/%s, commit %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(rev)))
-	fmt.Printf("- load average at the start: %s\n", strings.TrimSuffix(loadavg(), " at the end"))
+	fmt.Printf("- load average at the start: %s\n", machine.LoadAvg())
 	fmt.Printf("- load: %d keep-alive connections (Go net/http client in this process, same machine), %s per run after a %s warm-up, %d interleaved rounds\n",
 		c.conns, c.duration, c.warmup, c.rounds)
 	if c.deep {
@@ -479,7 +480,7 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 			fmt.Printf("| %s | quorum from %s (%s) | %.0f | %s | %s | %d | %.0f%% | %.0f | **%.2f** |\n", p.endpoint, c.compareSrc, backend, a.RPS(), fmtDur(a.Pct(50)), fmtDur(a.Pct(99)), a.Requests, a.cpuPct(), a.cpuPerReq(), a.RPS()/b.RPS())
 		}
 	}
-	fmt.Printf("\nServer CPU is the server process's user+system time over the run (200%% = both cores); with PostgreSQL the database's own processes come on top. Load average %s.\n", loadavg())
+	fmt.Printf("\nServer CPU is the server process's user+system time over the run (200%% = both cores); with PostgreSQL the database's own processes come on top. Load average %s (1, 5, 15 min) at the end.\n", machine.LoadAvg())
 	fmt.Printf("Every response was 200 with the expected body size. quorum server RSS: peak (VmHWM) %.1f MB, highest sampled VmRSS under load %.1f MB, at the end %.1f MB; baseline peak %.1f MB. Seeding %d reviews took %s. Server log lines about requests abandoned at the end of a timed run (\"context canceled\", logged as internal errors) hidden: %d.\n\n",
 		mb(hwm), mb(srv.maxRSS()), mb(rss), mb(baseHWM), d.seeded.Reviews, d.seeded.Took.Round(time.Millisecond), srv.stderr.droppedLines())
 
@@ -510,18 +511,6 @@ func fetchChecked(ctx context.Context, client *http.Client, u string, h http.Hea
 		return nil, fmt.Errorf("GET %s: %w", u, err)
 	}
 	return b, nil
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ") + " (1, 5, 15 min) at the end"
 }
 
 func mb(kb int64) float64 { return float64(kb) / 1024 }

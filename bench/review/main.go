@@ -41,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/quorum-review/quorum/bench/internal/machine"
 )
 
 type config struct {
@@ -83,7 +85,7 @@ func run(ctx context.Context, cfg config) error {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-	loadStart := loadAvg()
+	loadStart := machine.LoadAvg()
 
 	// The repository.
 	t0 := time.Now()
@@ -142,7 +144,7 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Fprintf(os.Stderr, "review: run %d (%s): %s, quorum peak %s, tree peak %s, %d findings\n",
 			i+1, kind, res.wall.Round(time.Millisecond), mb(res.selfHWM), mb(res.treePeak), res.findings)
 	}
-	loadEnd := loadAvg()
+	loadEnd := machine.LoadAvg()
 
 	report(os.Stdout, cfg, reportInfo{
 		commit: strings.TrimSpace(string(commit)), loadStart: loadStart, loadEnd: loadEnd,
@@ -477,18 +479,6 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func mb(b int64) string {

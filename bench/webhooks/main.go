@@ -47,6 +47,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/quorum-review/quorum/bench/internal/machine"
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/store"
@@ -212,7 +213,7 @@ func bench(ctx context.Context, c config) error {
 	if len(backends) == 0 {
 		return errors.New("no backend: --no-sqlite without --postgres")
 	}
-	startLoad := loadavg()
+	startLoad := machine.LoadAvg()
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	type pair struct{ q, b result }
 	var rows []pair
@@ -230,7 +231,7 @@ func bench(ctx context.Context, c config) error {
 
 	fmt.Printf("## quorum webhook delivery benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("- machine: %d CPUs (runtime.NumCPU), %s %s/%s, commit %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(rev)))
-	fmt.Printf("- load average: %s at the start, %s at the end (1, 5, 15 min)\n", startLoad, loadavg())
+	fmt.Printf("- load average: %s at the start, %s at the end (1, 5, 15 min)\n", startLoad, machine.LoadAvg())
 	worker := fmt.Sprintf("quorum serve --workers %d as a child process (Worker.PerEndpoint %d)", c.workers, perEndpoint(c))
 	if c.inProcess > 0 {
 		worker = fmt.Sprintf("River and webhook.Worker in the bench process on the committers' *store.DB, MaxWorkers %d, Worker.PerEndpoint %d, poll %s, cooldown %s (0: defaults)", c.workers, perEndpoint(c), c.poll, c.cooldown)
@@ -722,16 +723,4 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%d µs", d.Microseconds())
 	}
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
