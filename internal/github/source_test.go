@@ -249,3 +249,18 @@ func TestSourceDiffsLocallyFromTheMergeBase(t *testing.T) {
 		t.Fatalf("README.md at base: %q, %v; want the fork point's", data, err)
 	}
 }
+
+// TestSourceCachesPerInstallation: commits fetched with one installation's
+// token are kept apart from another installation's fetches of the same
+// repository.
+func TestSourceCachesPerInstallation(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	f.change(t)
+	if _, err := os.Stat(filepath.Join(f.app.cacheDir(99, "octo", "demo"), "HEAD")); err != nil {
+		t.Fatalf("installation 99's fetch is not in its own directory: %v", err)
+	}
+	if a, b := f.app.cacheDir(99, "Octo", "Demo"), f.app.cacheDir(100, "octo", "demo"); a == b {
+		t.Fatalf("installations 99 and 100 share %s", a)
+	}
+}
