@@ -17,4 +17,7 @@ func UnifiedDiffForTest(path string, old []byte, edits []Edit) (string, error) {
 }
 
 // EnvironmentForTest exposes the go command's environment.
-func (l *Loader) EnvironmentForTest() ([]string, error) { return l.environment() }
+func (l *Loader) EnvironmentForTest() ([]string, error) {
+	env, _, err := l.environment()
+	return env, err
+}

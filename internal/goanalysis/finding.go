@@ -34,8 +34,8 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 		SuggestedPatch: d.Patch,
 		Engine:         specialist.EngineBuiltin,
 	}
-	if p.SyntaxOnly != "" {
-		f.Note = "syntax-only: the Go packages could not be type-checked (" + p.SyntaxOnly + ")"
+	if why := p.FallbackReason(d.Path); why != "" {
+		f.Note = "syntax-only: the Go package could not be type-checked (" + why + ")"
 	}
 	return f
 }
@@ -52,6 +52,7 @@ func (l *Loader) Findings(ctx context.Context, c *change.Change, category string
 	if err != nil || prog == nil {
 		return nil, err
 	}
+	prog.reportCoverage(ctx, c)
 	ds, err := prog.Analyze(ctx, typed, syntax)
 	if err != nil {
 		return nil, err
@@ -65,4 +66,36 @@ func (l *Loader) Findings(ctx context.Context, c *change.Change, category string
 		fs = append(fs, prog.Finding(d, rule, category, severity))
 	}
 	return specialist.OnChangedLines(c, fs), nil
+}
+
+// reportCoverage tells the pipeline which changed Go files were analysed
+// type-checked, and why the others were not (syntax-only packages, files
+// the go command cannot take, files outside any package).
+func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
+	skipped := map[string]string{}
+	for _, s := range p.Skipped {
+		skipped[s.Path] = s.Reason
+	}
+	typed := map[string]bool{}
+	for _, pkg := range p.Packages {
+		for _, f := range pkg.CompiledGoFiles {
+			if rp, ok := p.RepoPath(f); ok {
+				typed[rp] = true
+			}
+		}
+	}
+	for _, f := range changedGoFiles(c) {
+		switch path := f.NewPath; {
+		case typed[path]:
+			specialist.Analysed(ctx, "go", path)
+		case skipped[path] != "":
+			specialist.NotAnalysed(ctx, "not analysed: "+skipped[path], path)
+		case p.FallbackReason(path) != "":
+			specialist.NotAnalysed(ctx, "only its syntax was analysed, its package was not type-checked: "+p.FallbackReason(path), path)
+		default:
+			// Excluded by build constraints, or in a directory the go
+			// command ignores.
+			specialist.NotAnalysed(ctx, "not part of a package built for linux/amd64 without cgo", path)
+		}
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"go/token"
 	"go/types"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -43,7 +44,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
 
@@ -92,6 +92,7 @@ type Loader struct {
 	order      []string
 	envOnce    sync.Once
 	env        []string
+	goVersion  string
 	envErr     error
 }
 
@@ -126,30 +127,65 @@ func (l *Loader) Register(analyzers ...*analysis.Analyzer) {
 	}
 }
 
-// Program is the loaded form of a change's Go code: type-checked packages,
-// or, when those could not be loaded, the changed files parsed alone.
+// Program is the loaded form of a change's Go code at one revision: the
+// changed packages that type-check, and the changed files of those that do
+// not, parsed alone.
 type Program struct {
-	// Root is the directory the head tree was copied to; it is removed
-	// once loading is over, and maps file names back to repository paths.
+	// Root is the directory the tree was copied to; it is removed once
+	// loading is over, and maps file names back to repository paths.
 	Root string
-	// Packages are the changed packages, type-checked, with their
-	// dependencies (loaded with packages.LoadAllSyntax). Empty when
-	// SyntaxOnly is set.
+	// Packages are the changed packages that type-check, with their
+	// dependencies (loaded with packages.LoadAllSyntax).
 	Packages []*packages.Package
-	// SyntaxOnly says why the packages could not be type-checked; empty
-	// when they were.
+	// Fallback lists the changed packages that could not be type-checked,
+	// and why; their changed files are in Files.
+	Fallback []Fallback
+	// SyntaxOnly says why no changed package could be type-checked, when
+	// none could; empty otherwise.
 	SyntaxOnly string
-	// Fset and Files are the parsed changed files, for syntax-only
-	// analyzers, when SyntaxOnly is set.
+	// Fset and Files are the parsed changed files of the Fallback
+	// packages, for syntax-only analyzers.
 	Fset  *token.FileSet
 	Files []*ast.File
+	// Skipped lists changed Go files that were not analysed at all.
+	Skipped []Skip
+	// Notes say what was changed in the copied tree to load it (a go.mod
+	// rewritten).
+	Notes []string
+	// TypeErrors are the type and syntax errors of the changed packages,
+	// as diagnostics of the TypeCheck analyzer.
+	TypeErrors []Diagnostic
 	// head holds the contents of the files copied, by repository path.
 	head map[string][]byte
+	// fallback maps the path of each file in Files to its package's reason.
+	fallback map[string]string
 
 	// The registered analyzers run once, on first use.
 	registered []*analysis.Analyzer
 	once       sync.Once
 	results    map[*analysis.Analyzer]analyzed
+}
+
+// Fallback is a changed package that could not be type-checked.
+type Fallback struct {
+	// Dir is the package's directory in the repository.
+	Dir    string
+	Reason string
+}
+
+// TypeCheck stands for the type checker among the analyzers: asked of
+// Analyze, it reports the changed packages' type and syntax errors, so that
+// a change that does not compile is told so.
+var TypeCheck = &analysis.Analyzer{
+	Name: "typecheck",
+	Doc:  "reports the type and syntax errors of the changed packages",
+	Run:  func(*analysis.Pass) (any, error) { return nil, nil },
+}
+
+// FallbackReason returns why the file at path (a repository path) was
+// analysed syntax-only, or "" when it was type-checked.
+func (p *Program) FallbackReason(path string) string {
+	return p.fallback[path]
 }
 
 // analyzed is what one analyzer found.
@@ -238,295 +274,191 @@ func changedGoFiles(c *change.Change) []*change.File {
 }
 
 func (l *Loader) load(ctx context.Context, c *change.Change) (*Program, error) {
+	return l.loadSide(ctx, c, headSide(c))
+}
+
+// loadSide loads the changed Go packages of one side of a change.
+func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Program, error) {
 	timeout := l.cfg.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	env, goVersion, err := l.environment()
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
 
-	root, err := os.MkdirTemp("", "quorum-head-")
+	root, err := os.MkdirTemp("", "quorum-tree-")
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 	defer os.RemoveAll(root)
 
-	m := &materializer{c: c, root: root, head: map[string][]byte{}}
-	dirs, why, err := l.materialize(ctx, m)
+	m := newMaterializer(c, s, root, goVersion)
+	groups, noModule, err := l.materialize(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if why == "" {
-		// The go command and the type checker get Timeout; past it the
-		// review goes on with the syntax alone, while ctx lasts.
-		loadCtx, cancel := context.WithTimeout(ctx, timeout)
-		pkgs, lerr := l.loadPackages(loadCtx, root, dirs, testDirs(c))
-		expired := loadCtx.Err() != nil
-		cancel()
+	l.mu.Lock()
+	registered := slices.Clone(l.registered)
+	l.mu.Unlock()
+	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
+		Skipped: m.skipped, Notes: m.notes, registered: registered}
+	broken := map[string]string{}
+	for _, d := range noModule {
+		broken[d] = "no go.mod above " + d
+	}
+
+	for d, why := range m.explosive() {
+		// The type checker cannot be stopped once it is given such a
+		// package: its files leave the copied tree (a package importing
+		// it then fails to load, alone), and it is analysed syntax-only.
+		if err := m.remove(d); err != nil {
+			return nil, err
+		}
+		for i := range groups {
+			g := &groups[i]
+			g.patterns = slices.DeleteFunc(g.patterns, func(pat string) bool { return path.Join(g.modDir, pat) == d })
+		}
+		if slices.Contains(m.dirs(), d) {
+			broken[d] = why
+		}
+	}
+
+	// The go command and the type checker get Timeout for all modules;
+	// past it the rest is reviewed with the syntax alone, while ctx lasts.
+	loadCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, g := range groups {
+		if len(g.patterns) == 0 {
+			continue
+		}
+		var roots []*packages.Package
+		var typeErrs []Diagnostic
+		var failed map[string]string
+		if loadCtx.Err() == nil {
+			roots, failed, typeErrs, err = l.loadPackages(loadCtx, env, root, g, testDirs(s))
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("load go packages: %w", ctx.Err())
-		case expired:
-			why = fmt.Sprintf("loading took longer than %s", timeout)
-		case lerr == nil:
-			l.mu.Lock()
-			registered := slices.Clone(l.registered)
-			l.mu.Unlock()
-			return &Program{Root: root, Packages: pkgs, head: m.head, registered: registered}, nil
-		default:
+		case loadCtx.Err() != nil:
+			for _, d := range g.dirs() {
+				broken[d] = fmt.Sprintf("loading took longer than %s", timeout)
+			}
+			continue
+		case err != nil:
 			// The reason goes into findings: no temporary path in it, so
 			// a review says the same thing each time.
-			why = strings.ReplaceAll(lerr.Error(), root+string(filepath.Separator), "")
-		}
-	}
-	return l.syntaxOnly(ctx, m, why)
-}
-
-// syntaxOnly parses the changed Go files alone.
-func (l *Loader) syntaxOnly(ctx context.Context, m *materializer, why string) (*Program, error) {
-	p := &Program{Root: m.root, SyntaxOnly: why, Fset: token.NewFileSet(), head: m.head}
-	for _, f := range changedGoFiles(m.c) {
-		src, err := m.read(ctx, f.NewPath)
-		if err != nil {
-			if errors.Is(err, change.ErrTooLarge) || errors.Is(err, fs.ErrNotExist) {
-				continue
+			why := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+			for _, d := range g.dirs() {
+				broken[d] = why
 			}
-			return nil, err
-		}
-		file, err := parser.ParseFile(p.Fset, filepath.Join(m.root, filepath.FromSlash(f.NewPath)), src, parser.ParseComments|parser.SkipObjectResolution)
-		if file == nil {
 			continue
 		}
-		_ = err // a file with syntax errors is analyzed as far as it parsed
-		p.Files = append(p.Files, file)
+		for d, why := range failed {
+			broken[d] = strings.ReplaceAll(why, root+string(filepath.Separator), "")
+		}
+		for _, pkg := range roots {
+			if why := pathological(pkg); why != "" {
+				broken[p.repoDir(pkg)] = why
+				continue
+			}
+			p.Packages = append(p.Packages, pkg)
+		}
+		for _, d := range typeErrs {
+			d.Message = strings.ReplaceAll(d.Message, root+string(filepath.Separator), "")
+			p.TypeErrors = append(p.TypeErrors, d)
+		}
+	}
+	// A package that type-checks in one variant and not in another (its
+	// tests broken, say) is analysed where it type-checks.
+	p.Packages = slices.DeleteFunc(p.Packages, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
+	if err := p.parseFallback(ctx, m, broken); err != nil {
+		return nil, err
+	}
+	if len(p.Packages) == 0 && len(p.Fallback) > 0 {
+		p.SyntaxOnly = p.Fallback[0].Reason
 	}
 	return p, nil
+}
+
+// dirs returns the group's package directories relative to the tree's root.
+func (g group) dirs() []string {
+	out := make([]string, len(g.patterns))
+	for i, pat := range g.patterns {
+		out[i] = path.Join(g.modDir, pat)
+	}
+	return out
+}
+
+// repoDir returns the repository directory of a loaded package.
+func (p *Program) repoDir(pkg *packages.Package) string {
+	rel, _ := filepath.Rel(p.Root, filepath.Dir(firstFile(pkg)))
+	return filepath.ToSlash(rel)
+}
+
+// parseFallback parses the changed files of the packages that could not
+// be type-checked, for the syntax-only analyzers.
+func (p *Program) parseFallback(ctx context.Context, m *materializer, broken map[string]string) error {
+	dirs := make([]string, 0, len(broken))
+	for d := range broken {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		p.Fallback = append(p.Fallback, Fallback{Dir: d, Reason: broken[d]})
+	}
+	for _, f := range m.files {
+		why, ok := broken[path.Dir(f)]
+		if !ok {
+			continue
+		}
+		src, err := m.read(ctx, f)
+		if err != nil {
+			if errors.Is(err, change.ErrTooLarge) || errors.Is(err, fs.ErrNotExist) {
+				p.Skipped = append(p.Skipped, Skip{Path: f, Reason: "it could not be read: " + err.Error()})
+				continue
+			}
+			return err
+		}
+		file, _ := parser.ParseFile(p.Fset, filepath.Join(m.root, filepath.FromSlash(f)), src, parser.ParseComments|parser.SkipObjectResolution)
+		if file == nil {
+			p.Skipped = append(p.Skipped, Skip{Path: f, Reason: "it does not parse"})
+			continue
+		}
+		// A file with syntax errors is analysed as far as it parsed.
+		p.Files = append(p.Files, file)
+		p.fallback[f] = why
+	}
+	return nil
 }
 
 // testDirs returns the directories in which the change touches a Go test
 // file: only when there are some are test variants loaded, which costs a
 // second type-check, and only theirs are analyzed.
-func testDirs(c *change.Change) map[string]bool {
+func testDirs(s side) map[string]bool {
 	dirs := map[string]bool{}
-	for _, f := range changedGoFiles(c) {
-		if strings.HasSuffix(f.NewPath, "_test.go") {
-			dirs[path.Dir(f.NewPath)] = true
+	for _, f := range s.files {
+		if strings.HasSuffix(f, "_test.go") {
+			dirs[path.Dir(f)] = true
 		}
 	}
 	return dirs
 }
 
-// materializer copies files of the head tree into root.
-type materializer struct {
-	c    *change.Change
-	root string
-	head map[string][]byte
-}
-
-func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
-	if b, ok := m.head[p]; ok {
-		return b, nil
-	}
-	b, err := m.c.ReadFile(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if len(m.head) >= maxPackageFiles {
-		return nil, fmt.Errorf("more than %d files to copy: %w", maxPackageFiles, change.ErrTooLarge)
-	}
-	full := filepath.Join(m.root, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(full, b, 0o600); err != nil {
-		return nil, err
-	}
-	m.head[p] = b
-	return b, nil
-}
-
-// materialize copies the changed packages, the packages of their module
-// they import (transitively) and the module's go.mod and go.sum, and
-// returns the changed packages' directories relative to root. A non-empty
-// reason means type-checked loading cannot work and says why.
-func (l *Loader) materialize(ctx context.Context, m *materializer) (dirs []string, reason string, err error) {
-	// Without a listing only the changed files and their go.mod are
-	// copied, and packages spread over unchanged files fall back to
-	// syntax-only.
-	all, err := m.c.ListTree(ctx, m.c.HeadSHA)
-	if errors.Is(err, change.ErrNoListing) {
-		all, err = nil, nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("list files at head: %w", err)
-	}
-	listed := all != nil
-	byDir := map[string][]string{}
-	for _, p := range all {
-		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
-	}
-	filesIn := func(dir string) []string {
-		if listed {
-			return byDir[dir]
-		}
-		var out []string
-		for _, f := range changedGoFiles(m.c) {
-			if path.Dir(f.NewPath) == dir {
-				out = append(out, f.NewPath)
-			}
-		}
-		return out
-	}
-
-	// Each changed file's module: the nearest go.mod above it.
-	type module struct{ dir, path string }
-	modules := map[string]*module{}
-	findModule := func(dir string) (*module, error) {
-		for d := dir; ; d = path.Dir(d) {
-			if mod, ok := modules[d]; ok {
-				return mod, nil
-			}
-			gomod := path.Join(d, "go.mod")
-			if !listed || slices.Contains(byDir[d], gomod) {
-				b, err := m.read(ctx, gomod)
-				switch {
-				case err == nil:
-					mp := modfile.ModulePath(b)
-					if mp == "" {
-						return nil, nil
-					}
-					mod := &module{dir: d, path: mp}
-					modules[d] = mod
-					if _, err := m.read(ctx, path.Join(d, "go.sum")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-						return nil, err
-					}
-					return mod, nil
-				case errors.Is(err, fs.ErrNotExist):
-				default:
-					return nil, err
-				}
-			}
-			if d == "." {
-				return nil, nil
-			}
-		}
-	}
-
-	seen := map[string]bool{}
-	var queue []string
-	for _, f := range changedGoFiles(m.c) {
-		d := path.Dir(f.NewPath)
-		if skipDir(d) || seen[d] {
-			continue
-		}
-		seen[d] = true
-		dirs = append(dirs, d)
-		queue = append(queue, d)
-	}
-	if len(dirs) == 0 {
-		return nil, "no changed Go package", nil
-	}
-	var firstMod *module
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		mod, err := findModule(d)
-		if err != nil {
-			return nil, "", err
-		}
-		if mod == nil {
-			reason = "no go.mod above " + d
-			continue
-		}
-		if firstMod == nil {
-			firstMod = mod
-		} else if firstMod.dir != mod.dir {
-			reason = "the change spans several modules"
-		}
-		embeds := false
-		for _, p := range filesIn(d) {
-			if !strings.HasSuffix(p, ".go") {
-				continue
-			}
-			src, err := m.read(ctx, p)
-			if err != nil {
-				if errors.Is(err, change.ErrTooLarge) || errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				return nil, "", err
-			}
-			if strings.Contains(string(src), "//go:embed") {
-				embeds = true
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.ImportsOnly)
-			if err != nil {
-				continue
-			}
-			for _, imp := range f.Imports {
-				ip, err := strconv.Unquote(imp.Path.Value)
-				if err != nil {
-					continue
-				}
-				var rel string
-				switch {
-				case ip == mod.path:
-					rel = mod.dir
-				case strings.HasPrefix(ip, mod.path+"/"):
-					rel = path.Join(mod.dir, strings.TrimPrefix(ip, mod.path+"/"))
-				default:
-					continue
-				}
-				if !seen[rel] {
-					seen[rel] = true
-					queue = append(queue, rel)
-				}
-			}
-		}
-		if embeds {
-			// Embedded files must exist for the package to load.
-			for _, p := range filesIn(d) {
-				if _, err := m.read(ctx, p); err != nil && !errors.Is(err, change.ErrTooLarge) && !errors.Is(err, fs.ErrNotExist) {
-					return nil, "", err
-				}
-			}
-		}
-	}
-	if reason == "" && firstMod == nil {
-		reason = "no go.mod"
-	}
-	if firstMod != nil {
-		for i, d := range dirs {
-			rel, _ := filepath.Rel(filepath.FromSlash(firstMod.dir), filepath.FromSlash(d))
-			dirs[i] = "./" + filepath.ToSlash(rel)
-		}
-		dirs = append(dirs, firstMod.dir) // the last element is the module's directory
-	}
-	return dirs, reason, nil
-}
-
-// skipDir reports whether the go command ignores dir: testdata, and
-// directories whose name starts with "_" or ".".
-func skipDir(dir string) bool {
-	for _, part := range strings.Split(dir, "/") {
-		if part == "testdata" || (part != "." && (strings.HasPrefix(part, "_") || strings.HasPrefix(part, "."))) {
-			return true
-		}
-	}
-	return false
-}
-
-// loadPackages loads the patterns (the last element of dirs is the
-// module's directory) with go/packages under the sandboxed environment,
-// with their tests when testDirs (directories relative to root in which
-// test files changed) is not empty.
-func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, testDirs map[string]bool) ([]*packages.Package, error) {
-	env, err := l.environment()
-	if err != nil {
-		return nil, err
-	}
-	modDir, patterns := dirs[len(dirs)-1], dirs[:len(dirs)-1]
+// loadPackages loads one module's changed packages with go/packages
+// under the sandboxed environment, with their tests when testDirs
+// (directories relative to root in which test files changed) is not empty.
+// It returns the packages that type-check, the directories (relative to
+// root) of those that do not with why, and the type and syntax errors in
+// the repository's files of the changed packages. An error means go list
+// itself failed for the whole module.
+func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (roots []*packages.Package, broken map[string]string, typeErrs []Diagnostic, err error) {
 	cfg := &packages.Config{
 		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
-		Dir:     filepath.Join(root, filepath.FromSlash(modDir)),
+		Dir:     filepath.Join(root, filepath.FromSlash(g.modDir)),
 		Env:     env,
 		Tests:   len(testDirs) > 0,
 		// Dependencies outside the repository (the standard library,
@@ -545,12 +477,13 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 			return f, err
 		},
 	}
-	pkgs, err := packages.Load(cfg, patterns...)
+	pkgs, err := packages.Load(cfg, g.patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
+		return nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
-	var roots []*packages.Package
-	var errs []string
+	// why holds, for each ill-typed package, its first error or the
+	// first ill-typed import's.
+	why := map[*packages.Package]string{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if !inside(root, firstFile(p)) {
 			// Without bodies, an import used only in them is unused:
@@ -563,18 +496,24 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 			})
 		}
 		// Visit is post-order: the imports' verdicts are final here.
-		p.IllTyped = len(p.Errors) > 0
-		for _, imp := range p.Imports {
-			p.IllTyped = p.IllTyped || imp.IllTyped
+		if len(p.Errors) > 0 {
+			errs := make([]string, len(p.Errors))
+			for i, e := range p.Errors {
+				errs[i] = e.Error()
+			}
+			slices.Sort(errs)
+			why[p] = firstLine(errs[0])
+		} else {
+			paths := slices.Sorted(maps.Keys(p.Imports))
+			for _, ip := range paths {
+				if w, ok := why[p.Imports[ip]]; ok {
+					why[p] = "it imports " + ip + ", which does not type-check: " + w
+					break
+				}
+			}
 		}
-		for _, e := range p.Errors {
-			errs = append(errs, e.Error())
-		}
+		_, p.IllTyped = why[p]
 	})
-	if len(errs) > 0 {
-		slices.Sort(errs)
-		return nil, errors.New(firstLine(errs[0]))
-	}
 	// With Tests set, a package comes as itself, its test variant
 	// (package p [p.test]), its external tests (p_test) and the test
 	// main. In a directory where a test file changed, the test variant
@@ -588,18 +527,103 @@ func (l *Loader) loadPackages(ctx context.Context, root string, dirs []string, t
 			hasTestVariant[p.PkgPath] = true
 		}
 	}
+	broken = map[string]string{}
+	seenErr := map[string]bool{}
+	found := map[string]bool{}
+	var orphan []string
 	for _, p := range pkgs {
-		rel, _ := filepath.Rel(root, filepath.Dir(firstFile(p)))
-		testsChanged := testDirs[filepath.ToSlash(rel)]
+		dir := ""
+		if f := firstFile(p); f != "" {
+			rel, _ := filepath.Rel(root, filepath.Dir(f))
+			dir = filepath.ToSlash(rel)
+		}
+		testsChanged := testDirs[dir]
 		switch {
 		case strings.HasSuffix(p.PkgPath, ".test"):
+			continue
 		case p.ForTest != "" && !testsChanged:
+			continue
 		case p.ForTest == "" && testsChanged && hasTestVariant[p.PkgPath]:
-		default:
-			roots = append(roots, p)
+			continue
+		}
+		for _, e := range p.Errors {
+			if !ownError(p, e) {
+				continue
+			}
+			d, ok := errorDiagnostic(root, e)
+			key := fmt.Sprintf("%s:%d:%s", d.Path, d.Line, d.Message)
+			if ok && !seenErr[key] {
+				seenErr[key] = true
+				typeErrs = append(typeErrs, d)
+			}
+		}
+		if w, bad := why[p]; bad {
+			if dir == "" {
+				orphan = append(orphan, w)
+			} else if _, ok := broken[dir]; !ok {
+				broken[dir] = w
+			}
+			continue
+		}
+		roots = append(roots, p)
+		found[dir] = true
+	}
+	// A changed directory go list gave no package with files for (all its
+	// files excluded by build constraints, say) did not load.
+	for _, d := range g.dirs() {
+		if !found[d] && broken[d] == "" {
+			broken[d] = "go list found no package"
+			if len(orphan) > 0 {
+				broken[d] = orphan[0]
+			}
 		}
 	}
-	return roots, nil
+	return roots, broken, typeErrs, nil
+}
+
+// ownError reports whether a package's error is the code's own, not one
+// of the review's environment: an import that cannot be resolved offline,
+// or a name that files excluded here (cgo, other platforms) may define.
+func ownError(p *packages.Package, e packages.Error) bool {
+	switch {
+	case e.Kind == packages.ListError, e.Kind == packages.UnknownError:
+		return false
+	case strings.Contains(e.Msg, "could not import"), strings.Contains(e.Msg, "cannot find package"):
+		return false
+	case len(p.IgnoredFiles) > 0 && (strings.HasPrefix(e.Msg, "undefined") || strings.Contains(e.Msg, "undefined (type")):
+		return false
+	}
+	return true
+}
+
+// errorDiagnostic turns a package error at a position in the repository
+// into a TypeCheck diagnostic; false for one elsewhere or without one.
+func errorDiagnostic(root string, e packages.Error) (Diagnostic, bool) {
+	pos := e.Pos
+	if pos == "" || pos == "-" {
+		return Diagnostic{}, false
+	}
+	// file:line:col or file:line
+	file, line := pos, 0
+	for range 2 {
+		i := strings.LastIndexByte(file, ':')
+		if i < 0 {
+			break
+		}
+		n, err := strconv.Atoi(file[i+1:])
+		if err != nil {
+			break
+		}
+		file, line = file[:i], n
+	}
+	if line == 0 || !inside(root, file) {
+		return Diagnostic{}, false
+	}
+	rel, err := filepath.Rel(root, file)
+	if err != nil {
+		return Diagnostic{}, false
+	}
+	return Diagnostic{Analyzer: TypeCheck, Path: filepath.ToSlash(rel), Line: line, EndLine: line, Message: e.Msg}, true
 }
 
 // trim drops what a dependency's file holds that reviewing another
@@ -702,22 +726,23 @@ func firstLine(s string) string {
 	return s
 }
 
-// environment is the go command's environment: nothing of ours leaks in.
-func (l *Loader) environment() ([]string, error) {
+// environment is the go command's environment (nothing of ours leaks in)
+// and the local toolchain's version ("1.26.8").
+func (l *Loader) environment() ([]string, string, error) {
 	l.envOnce.Do(func() {
-		l.env, l.envErr = l.buildEnvironment()
+		l.env, l.goVersion, l.envErr = l.buildEnvironment()
 	})
-	return l.env, l.envErr
+	return l.env, l.goVersion, l.envErr
 }
 
-func (l *Loader) buildEnvironment() ([]string, error) {
+func (l *Loader) buildEnvironment() ([]string, string, error) {
 	goCmd := l.cfg.Go
 	if goCmd == "" {
 		goCmd = "go"
 	}
 	goPath, err := exec.LookPath(goCmd)
 	if err != nil {
-		return nil, fmt.Errorf("the go command: %w", err)
+		return nil, "", fmt.Errorf("the go command: %w", err)
 	}
 	cacheDir := l.cfg.CacheDir
 	if cacheDir == "" {
@@ -732,16 +757,26 @@ func (l *Loader) buildEnvironment() ([]string, error) {
 	gocache := filepath.Join(cacheDir, "build")
 	for _, d := range []string{home, gopath, gocache} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("go cache directory: %w", err)
+			return nil, "", fmt.Errorf("go cache directory: %w", err)
 		}
+	}
+	out, err := exec.Command(goPath, "env", "GOVERSION", "GOMODCACHE").Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("go env: %w", err)
+	}
+	goEnv := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(goEnv) != 2 {
+		return nil, "", fmt.Errorf("go env printed %q", out)
+	}
+	// "go1.26.8", or "devel …" for a toolchain built from source, whose
+	// version a go.mod is not compared with.
+	goVersion := ""
+	if v, ok := strings.CutPrefix(strings.Fields(goEnv[0]+" ")[0], "go"); ok {
+		goVersion = v
 	}
 	modCache := l.cfg.ModCache
 	if modCache == "" {
-		out, err := exec.Command(goPath, "env", "GOMODCACHE").Output()
-		if err != nil {
-			return nil, fmt.Errorf("go env GOMODCACHE: %w", err)
-		}
-		modCache = strings.TrimSpace(string(out))
+		modCache = strings.TrimSpace(goEnv[1])
 	}
 	proxy, sumdb := "off", "off"
 	if l.cfg.Network {
@@ -780,7 +815,7 @@ func (l *Loader) buildEnvironment() ([]string, error) {
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
-	return env, nil
+	return env, goVersion, nil
 }
 
 // unusedImport reports whether a type error says an import is unused

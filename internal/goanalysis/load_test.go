@@ -2,6 +2,9 @@ package goanalysis_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -155,12 +158,13 @@ func TestLoadNoGo(t *testing.T) {
 }
 
 // A go.mod asking for a toolchain newer than ours cannot make the loader
-// fetch and run one: the package falls back to syntax-only.
+// fetch and run one, nor turn the analysis off: the copied go.mod is
+// lowered to the local version, and the review says so.
 func TestLoadRefusesOtherToolchains(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{
-		"go.mod": "module example.com/future\n\ngo 1.99\n\ntoolchain go1.99.1\n",
+		"go.mod": "module example.com/future\n\ngo 1.99.0\n\ntoolchain go1.99.1\n",
 		"a.go":   "package future\n",
 	})
 	base := r.Commit("base")
@@ -170,11 +174,133 @@ func TestLoadRefusesOtherToolchains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SyntaxOnly == "" || !strings.Contains(p.SyntaxOnly, "1.99") {
-		t.Fatalf("SyntaxOnly = %q, want the toolchain refusal", p.SyntaxOnly)
+	if p.SyntaxOnly != "" || len(p.Packages) != 1 {
+		t.Fatalf("SyntaxOnly = %q, %d packages; want the package type-checked", p.SyntaxOnly, len(p.Packages))
 	}
-	if len(p.Files) != 1 {
-		t.Fatalf("parsed %d files, want the changed one", len(p.Files))
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "Go 1.99.0") {
+		t.Fatalf("Notes = %q, want the go line's rewrite", p.Notes)
+	}
+}
+
+// One package that does not type-check (or cannot be loaded at all) falls
+// back to syntax-only alone: the others are type-checked, and the type
+// errors are diagnostics of TypeCheck.
+func TestLoadFallsBackPerPackage(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/mix"),
+		"ok/a.go":    "package ok\n\nfunc A() int { return 1 }\n",
+		"bad/b.go":   "package bad\n\nfunc B() int { return 1 }\n",
+		"two/a.go":   "package two\n",
+		"syn/s.go":   "package syn\n",
+		"imp/i.go":   "package imp\n",
+		"bomb/b.go":  "package bomb\n",
+		"user/u.go":  "package user\n",
+		"keep/k.go":  "package keep\n",
+		"outside.go": "package mix\n",
+	})
+	base := r.Commit("base")
+	bomb := []string{"package bomb", "", "type P0[T any] struct{ v T }"}
+	for i := 1; i < 40; i++ {
+		bomb = append(bomb, fmt.Sprintf("type P%d[T any] struct{ a, b P%d[T] }", i, i-1))
+	}
+	bomb = append(bomb, "var V P39[int]")
+	r.Write(map[string]string{
+		"ok/a.go":      "package ok\n\nfunc A() int { return 2 }\n",
+		"bad/b.go":     "package bad\n\nvar X int = \"s\"\n\nfunc B() int { return 1 }\n",
+		"two/b.go":     "package other\n",
+		"syn/s.go":     "package syn\n\nfunc F( {\n",
+		"imp/i.go":     "package imp\n\nimport \"example.com/nowhere/x\"\n\nvar _ = x.Y\n",
+		"bomb/b.go":    strings.Join(bomb, "\n") + "\n",
+		"user/u.go":    "package user\n\nimport \"example.com/mix/bomb\"\n\nvar _ = bomb.V\n",
+		"keep/k.go":    "package keep\n\nfunc K() {}\n",
+		"odd\nname.go": "package mix\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var typed []string
+	for _, pkg := range p.Packages {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	if want := []string{"example.com/mix/keep", "example.com/mix/ok"}; !slices.Equal(typed, want) {
+		t.Errorf("type-checked %v, want %v", typed, want)
+	}
+	fallback := map[string]string{}
+	for _, f := range p.Fallback {
+		fallback[f.Dir] = f.Reason
+	}
+	for dir, want := range map[string]string{
+		"bad":  "cannot use",
+		"two":  "found packages",
+		"syn":  "expected",
+		"imp":  "example.com/nowhere/x",
+		"bomb": "expands to more than",
+		"user": "bomb",
+	} {
+		if !strings.Contains(fallback[dir], want) {
+			t.Errorf("fallback of %s = %q, want it to say %q", dir, fallback[dir], want)
+		}
+	}
+	if p.SyntaxOnly != "" {
+		t.Errorf("SyntaxOnly = %q with packages type-checked", p.SyntaxOnly)
+	}
+	if p.FallbackReason("bad/b.go") == "" || p.FallbackReason("ok/a.go") != "" {
+		t.Errorf("FallbackReason: bad %q, ok %q", p.FallbackReason("bad/b.go"), p.FallbackReason("ok/a.go"))
+	}
+	if len(p.Skipped) != 1 || p.Skipped[0].Path != "odd\nname.go" {
+		t.Errorf("Skipped = %+v, want the file whose name has a newline", p.Skipped)
+	}
+	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{goanalysis.TypeCheck}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []string
+	for _, d := range ds {
+		errs = append(errs, fmt.Sprintf("%s:%d", d.Path, d.Line))
+	}
+	if !slices.Contains(errs, "bad/b.go:3") {
+		t.Errorf("type errors at %v, want bad/b.go:3", errs)
+	}
+	for _, e := range errs {
+		if strings.HasPrefix(e, "imp/") {
+			t.Errorf("an import unavailable offline is reported as the code's error: %v", errs)
+		}
+	}
+}
+
+// A replace directive naming a directory outside the repository is dropped
+// from the copied go.mod: nothing outside the tree is read.
+func TestLoadDropsReplaceOutsideRepository(t *testing.T) {
+	t.Parallel()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "go.mod"), []byte("module example.com/x\n\ngo 1.26\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "x.go"), []byte("package x\n\nconst Secret = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod": "module example.com/rep\n\ngo 1.26\n\nrequire example.com/x v0.0.0\n\nreplace example.com/x => " + outside + "\n",
+		"a.go":   "package rep\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.go": "package rep\n\nimport \"example.com/x\"\n\nconst N = x.Secret\n"})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packages) != 0 || len(p.Fallback) != 1 {
+		t.Fatalf("packages %d, fallback %+v: the replaced module outside the repository was read", len(p.Packages), p.Fallback)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "outside the repository") {
+		t.Fatalf("Notes = %q", p.Notes)
 	}
 }
 

@@ -36,8 +36,8 @@ type Diagnostic struct {
 }
 
 // Analyze runs analyzers over the program: typed on the type-checked
-// packages, or, when the program is syntax-only, syntax on the parsed
-// changed files. Syntax analyzers may require only inspect.Analyzer and
+// packages (TypeCheck among them reports the type errors), and syntax on
+// the parsed changed files of the packages that could not be type-checked. Syntax analyzers may require only inspect.Analyzer and
 // must cope with a nil Pass.TypesInfo and Pass.Pkg. A panicking analyzer
 // is an error, not a crash. Diagnostics outside the repository are
 // dropped; the rest are sorted by path and line.
@@ -58,10 +58,11 @@ func (p *Program) Analyze(ctx context.Context, typed, syntax []*analysis.Analyze
 			}
 			done <- r
 		}()
-		if p.SyntaxOnly != "" {
-			r.ds, r.err = p.analyzeSyntax(syntax)
-		} else {
-			r.ds, r.err = p.analyzeTyped(typed)
+		r.ds, r.err = p.analyzeTyped(typed)
+		if r.err == nil {
+			var ds []Diagnostic
+			ds, r.err = p.analyzeSyntax(syntax)
+			r.ds = append(r.ds, ds...)
 		}
 	}()
 	select {
@@ -116,11 +117,15 @@ func guard(a *analysis.Analyzer) *analysis.Analyzer {
 // analyzeTyped returns what analyzers found: the registered ones run
 // together once per program, others in a run of their own.
 func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, error) {
+	var ds []Diagnostic
+	if slices.Contains(analyzers, TypeCheck) {
+		ds = append(ds, p.TypeErrors...)
+		analyzers = slices.DeleteFunc(slices.Clone(analyzers), func(a *analysis.Analyzer) bool { return a == TypeCheck })
+	}
 	if len(analyzers) == 0 || len(p.Packages) == 0 {
-		return nil, nil
+		return ds, nil
 	}
 	p.once.Do(func() { p.results = p.check(p.registered) })
-	var ds []Diagnostic
 	var rest []*analysis.Analyzer
 	for _, a := range analyzers {
 		r, ok := p.results[a]

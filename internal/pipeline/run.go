@@ -124,6 +124,9 @@ type Outcome struct {
 	// Notes are what the specialist told the reader beside its findings
 	// (specialist.Note), in the order it told them.
 	Notes []string
+	// Coverage is what its engines said they analysed and could not
+	// (specialist.Analysed, specialist.NotAnalysed).
+	Coverage []specialist.Coverage
 }
 
 // ErrTimeout is the error of a specialist that ran past its timeout.
@@ -243,10 +246,16 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 		notesMu sync.Mutex
 		notes   []string
 	)
+	var coverage []specialist.Coverage
 	tctx = specialist.WithNotes(tctx, func(n string) {
 		notesMu.Lock()
 		defer notesMu.Unlock()
 		notes = append(notes, n)
+	})
+	tctx = specialist.WithCoverage(tctx, func(cv specialist.Coverage) {
+		notesMu.Lock()
+		defer notesMu.Unlock()
+		coverage = append(coverage, cv)
 	})
 
 	type result struct {
@@ -284,6 +293,7 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 	o.Duration = opts.Now().Sub(start)
 	notesMu.Lock()
 	o.Notes = slices.Clone(notes)
+	o.Coverage = slices.Clone(coverage)
 	notesMu.Unlock()
 	p := Progress{Specialist: o.Specialist, Stage: StageFinished, Duration: o.Duration, Findings: len(o.Findings), Err: o.Err, Notes: o.Notes}
 	if o.Err != nil {

@@ -26,11 +26,19 @@ type fake struct {
 	err      error
 	hang     bool // blocks until its context ends, as a slow specialist honouring ctx does
 	panics   bool
+	// blind says the fake analysed nothing; by default it says it
+	// analysed every changed file, as an engine covering them would.
+	blind bool
 }
 
 func (f fake) Name() string { return f.name }
 
 func (f fake) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	if !f.blind {
+		for _, cf := range c.Files {
+			specialist.Analysed(ctx, "fake", cf.NewPath)
+		}
+	}
 	switch {
 	case f.hang:
 		<-ctx.Done()
@@ -349,6 +357,50 @@ func TestVerdict(t *testing.T) {
 		res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic", findings: fs}}, o)
 		if res.Review.Verdict != tc.want {
 			t.Errorf("severities %v, blocking %q: verdict %s, want %s", tc.severities, tc.blocking, res.Review.Verdict, tc.want)
+		}
+	}
+}
+
+// Changed source that no engine analysed is never approved, and the
+// summary's first lines say what was not analysed and why.
+func TestUnanalysedSourceIsNotApproved(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", blind: true, find: func(ctx context.Context, c *change.Change) []specialist.Finding {
+			specialist.NotAnalysed(ctx, "its package did not type-check", "app.go")
+			return nil
+		}},
+		fake{name: "tests", blind: true},
+	}, opts())
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment", res.Review.Verdict)
+	}
+	lines := strings.Split(res.Review.Summary, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "Not analysed: ") || !strings.Contains(res.Review.Summary, "app.go: its package did not type-check") {
+		t.Errorf("summary does not open with what was not analysed:\n%s", res.Review.Summary)
+	}
+
+	// A failed specialist's word does not count; another's does.
+	res = Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", err: errors.New("down")},
+		fake{name: "security"},
+		fake{name: "tests", blind: true},
+	}, opts())
+	if res.Review.Verdict != review.VerdictApprove || strings.Contains(res.Review.Summary, "Not analysed") {
+		t.Errorf("verdict %s, summary:\n%s", res.Review.Verdict, res.Review.Summary)
+	}
+}
+
+func TestLanguage(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]string{
+		"a/b.go": "Go", "x/testdata/t.go": "", "_old/x.go": "", "tool.py": "Python", "web/app.tsx": "TypeScript",
+		"Dockerfile": "Dockerfile", "deploy/Dockerfile.prod": "Dockerfile", "ci/run.sh": "shell",
+		"README.md": "", "go.mod": "", "config.yaml": "", "data.json": "",
+	} {
+		if got := Language(p); got != want {
+			t.Errorf("Language(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

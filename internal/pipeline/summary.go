@@ -20,6 +20,9 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 	var b strings.Builder
 	files, added, deleted := size(reviewed)
 	fmt.Fprintf(&b, "Reviewed %s (+%d −%d) of %s against %s.\n", plural(files, "file"), added, deleted, short(c.HeadSHA), short(c.BaseSHA))
+	if len(s.gaps) > 0 {
+		b.WriteString(gapText(s.gaps))
+	}
 
 	switch s.verdict {
 	case review.VerdictRequestChanges:
@@ -36,6 +39,10 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 			fmt.Fprintf(&b, "Changes requested: findings at or above %s severity.\n", opts.BlockingSeverity)
 		}
 	case review.VerdictComment:
+		if s.total == 0 {
+			b.WriteString("No findings on what was analysed.\n")
+			break
+		}
 		fmt.Fprintf(&b, "%s, none at or above %s severity.\n", capital(plural(s.total, "finding")), opts.BlockingSeverity)
 	default:
 		b.WriteString("No findings on the changed lines.\n")

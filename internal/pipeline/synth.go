@@ -22,7 +22,9 @@ const excerptContext = 3
 
 // synthesis is what synthesize makes of the specialists' findings.
 type synthesis struct {
-	verdict  string
+	verdict string
+	// gaps are the changed source files no engine analysed.
+	gaps     []gap
 	findings []review.Finding // ranked, capped
 	total    int              // findings before the cap
 	dropped  Dropped
@@ -137,6 +139,11 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 			DetectedAt:     now,
 			Excerpt:        excerptOf(cd.Finding, lines),
 		})
+	}
+	// Source that was not analysed is never approved.
+	s.gaps = unanalysed(c, outcomes)
+	if len(s.gaps) > 0 && s.verdict == review.VerdictApprove {
+		s.verdict = review.VerdictComment
 	}
 	s.total = len(s.findings)
 	if len(s.findings) > opts.MaxFindings {

@@ -25,3 +25,45 @@ func Note(ctx context.Context, format string, args ...any) {
 		add(fmt.Sprintf(format, args...))
 	}
 }
+
+// coverageKey carries a specialist's coverage sink in its context.
+type coverageKey struct{}
+
+// Coverage is what a specialist's engine said of one changed file: that it
+// analysed it, or that it could not, and why.
+type Coverage struct {
+	Path     string
+	Analysed bool
+	// Engine names what analysed the file ("go", "llm"); Reason says why
+	// it was not analysed.
+	Engine string
+	Reason string
+}
+
+// WithCoverage returns a context whose coverage reports go to add. The
+// pipeline gives each specialist its own; add may be called from any
+// goroutine.
+func WithCoverage(ctx context.Context, add func(Coverage)) context.Context {
+	return context.WithValue(ctx, coverageKey{}, add)
+}
+
+// Analysed tells the pipeline that engine analysed the files at paths.
+// A changed source file that no specialist's engine analysed keeps the
+// review from approving, and the summary names it.
+func Analysed(ctx context.Context, engine string, paths ...string) {
+	if add, ok := ctx.Value(coverageKey{}).(func(Coverage)); ok {
+		for _, p := range paths {
+			add(Coverage{Path: p, Analysed: true, Engine: engine})
+		}
+	}
+}
+
+// NotAnalysed tells the pipeline that the files at paths could not be
+// analysed, and why.
+func NotAnalysed(ctx context.Context, reason string, paths ...string) {
+	if add, ok := ctx.Value(coverageKey{}).(func(Coverage)); ok {
+		for _, p := range paths {
+			add(Coverage{Path: p, Reason: reason})
+		}
+	}
+}

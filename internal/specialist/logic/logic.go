@@ -158,6 +158,9 @@ func New(loader *goanalysis.Loader) *Logic {
 	}
 	slices.SortFunc(l.analyzers, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
 	loader.Register(l.analyzers...)
+	// A change that does not compile is told so, where it does not.
+	l.analyzers = append(l.analyzers, goanalysis.TypeCheck)
+	l.rules[goanalysis.TypeCheck] = classified{"go:typecheck", specialist.SeverityHigh}
 	return l
 }
 

@@ -1,0 +1,397 @@
+package goanalysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
+
+	"github.com/quorum-review/quorum/internal/change"
+)
+
+// side is one revision of a change as the loader sees it: the revision,
+// and the Go files the change touches that exist there.
+type side struct {
+	rev   string
+	files []string
+}
+
+// headSide is the change at head: the Go files it added or modified.
+func headSide(c *change.Change) side {
+	s := side{rev: c.HeadSHA}
+	for _, f := range changedGoFiles(c) {
+		s.files = append(s.files, f.NewPath)
+	}
+	return s
+}
+
+// materializer copies files of one revision of the tree into root.
+type materializer struct {
+	c    *change.Change
+	rev  string
+	root string
+	// files are the changed Go files of this revision (repository paths)
+	// that can be analysed; skipped are those that cannot, and why.
+	files   []string
+	skipped []Skip
+	// goVersion is the local toolchain's language version ("1.26"), which
+	// a go.mod may not exceed.
+	goVersion string
+	head      map[string][]byte
+	// notes are what was changed in a copied go.mod, and why.
+	notes []string
+}
+
+// Skip is a changed Go file, or a package, that was not analysed at all,
+// and why.
+type Skip struct {
+	Path   string
+	Reason string
+}
+
+func newMaterializer(c *change.Change, s side, root, goVersion string) *materializer {
+	m := &materializer{c: c, rev: s.rev, root: root, goVersion: goVersion, head: map[string][]byte{}}
+	for _, p := range s.files {
+		if why := badPath(p); why != "" {
+			m.skipped = append(m.skipped, Skip{Path: p, Reason: why})
+			continue
+		}
+		m.files = append(m.files, p)
+	}
+	return m
+}
+
+// badPath says why the go command cannot take a file by this name (a
+// newline or another control character, invalid UTF-8, a quote), or "".
+func badPath(p string) string {
+	if !utf8.ValidString(p) {
+		return "its name is not valid UTF-8"
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return "its name holds a control character"
+		}
+		if strings.ContainsRune("\"'`*<>?|:\\", r) {
+			return fmt.Sprintf("its name holds %q, which the go command refuses", r)
+		}
+	}
+	return ""
+}
+
+func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
+	if b, ok := m.head[p]; ok {
+		return b, nil
+	}
+	if badPath(p) != "" {
+		return nil, fmt.Errorf("%q: %w", p, fs.ErrNotExist)
+	}
+	b, err := m.c.ReadFileAt(ctx, m.rev, p)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.head) >= maxPackageFiles {
+		return nil, fmt.Errorf("more than %d files to copy: %w", maxPackageFiles, change.ErrTooLarge)
+	}
+	if path.Base(p) == "go.mod" {
+		b = m.sanitizeGoMod(path.Dir(p), b)
+	}
+	full := filepath.Join(m.root, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(full, b, 0o600); err != nil {
+		return nil, err
+	}
+	m.head[p] = b
+	return b, nil
+}
+
+// sanitizeGoMod rewrites a go.mod of the repository (at dir) so that
+// loading it can neither leave the copied tree nor fail on what a review
+// does not need: a go line newer than the local toolchain is lowered to it
+// (the type checker then reports what the newer language would have
+// allowed, which is rare), the toolchain line goes (GOTOOLCHAIN=local
+// refuses it anyway), and a replacement by a directory outside the
+// repository is dropped, so nothing outside the tree is ever read. Each
+// rewrite is noted.
+func (m *materializer) sanitizeGoMod(dir string, b []byte) []byte {
+	f, err := modfile.Parse(path.Join(dir, "go.mod"), b, nil)
+	if err != nil {
+		return b // the go command says what is wrong
+	}
+	changed := false
+	if f.Go != nil && m.goVersion != "" && semver.Compare("v"+f.Go.Version, "v"+m.goVersion) > 0 {
+		m.notes = append(m.notes, fmt.Sprintf("%s asks for Go %s; it was analysed as Go %s", path.Join(dir, "go.mod"), f.Go.Version, m.goVersion))
+		if err := f.AddGoStmt(m.goVersion); err == nil {
+			changed = true
+		}
+	}
+	if f.Toolchain != nil {
+		f.DropToolchainStmt()
+		changed = true
+	}
+	for _, r := range slices.Clone(f.Replace) {
+		if r.New.Version != "" {
+			continue // a module version, not a directory
+		}
+		target := r.New.Path
+		if !filepath.IsAbs(target) && !path.IsAbs(target) {
+			joined := path.Join(dir, filepath.ToSlash(target))
+			if joined != ".." && !strings.HasPrefix(joined, "../") {
+				continue // inside the repository
+			}
+		}
+		m.notes = append(m.notes, fmt.Sprintf("%s replaces %s with %s, outside the repository; the replacement was ignored", path.Join(dir, "go.mod"), r.Old.Path, target))
+		if err := f.DropReplace(r.Old.Path, r.Old.Version); err == nil {
+			changed = true
+		}
+	}
+	if !changed {
+		return b
+	}
+	f.Cleanup()
+	out, err := f.Format()
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// group is the changed packages of one module: the module's directory
+// and the packages' directories relative to it ("./svc").
+type group struct {
+	modDir   string
+	patterns []string
+}
+
+// materialize copies the changed packages, the packages of their modules
+// they import (transitively) and the modules' go.mod and go.sum, and
+// groups the changed packages' directories by module. A changed package
+// with no module above it is in noModule.
+func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []group, noModule []string, err error) {
+	// Without a listing only the changed files and their go.mod are
+	// copied, and packages spread over unchanged files fall back to
+	// syntax-only.
+	all, err := m.c.ListTree(ctx, m.rev)
+	if errors.Is(err, change.ErrNoListing) {
+		all, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list files at %s: %w", m.rev, err)
+	}
+	listed := all != nil
+	byDir := map[string][]string{}
+	for _, p := range all {
+		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+	}
+	filesIn := func(dir string) []string {
+		if listed {
+			return byDir[dir]
+		}
+		var out []string
+		for _, p := range m.files {
+			if path.Dir(p) == dir {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+
+	// Each changed file's module: the nearest go.mod above it.
+	type module struct{ dir, path string }
+	modules := map[string]*module{}
+	findModule := func(dir string) (*module, error) {
+		for d := dir; ; d = path.Dir(d) {
+			if mod, ok := modules[d]; ok {
+				return mod, nil
+			}
+			gomod := path.Join(d, "go.mod")
+			if !listed || slices.Contains(byDir[d], gomod) {
+				b, err := m.read(ctx, gomod)
+				switch {
+				case err == nil:
+					mp := modfile.ModulePath(b)
+					if mp == "" {
+						return nil, nil
+					}
+					mod := &module{dir: d, path: mp}
+					modules[d] = mod
+					if _, err := m.read(ctx, path.Join(d, "go.sum")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return nil, err
+					}
+					return mod, nil
+				case errors.Is(err, fs.ErrNotExist):
+				default:
+					return nil, err
+				}
+			}
+			if d == "." {
+				return nil, nil
+			}
+		}
+	}
+
+	seen := map[string]bool{}
+	var changedDirs, queue []string
+	for _, p := range m.files {
+		d := path.Dir(p)
+		if skipDir(d) || seen[d] {
+			continue
+		}
+		seen[d] = true
+		changedDirs = append(changedDirs, d)
+		queue = append(queue, d)
+	}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		mod, err := findModule(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mod == nil {
+			continue
+		}
+		embeds := false
+		for _, p := range filesIn(d) {
+			if !strings.HasSuffix(p, ".go") {
+				continue
+			}
+			src, err := m.read(ctx, p)
+			if err != nil {
+				if errors.Is(err, change.ErrTooLarge) || errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, nil, err
+			}
+			if strings.Contains(string(src), "//go:embed") {
+				embeds = true
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.ImportsOnly)
+			if err != nil {
+				continue
+			}
+			for _, imp := range f.Imports {
+				ip, err := strconv.Unquote(imp.Path.Value)
+				if err != nil {
+					continue
+				}
+				var rel string
+				switch {
+				case ip == mod.path:
+					rel = mod.dir
+				case strings.HasPrefix(ip, mod.path+"/"):
+					rel = path.Join(mod.dir, strings.TrimPrefix(ip, mod.path+"/"))
+				default:
+					continue
+				}
+				if !seen[rel] {
+					seen[rel] = true
+					queue = append(queue, rel)
+				}
+			}
+		}
+		if embeds {
+			// Embedded files must exist for the package to load.
+			for _, p := range filesIn(d) {
+				if _, err := m.read(ctx, p); err != nil && !errors.Is(err, change.ErrTooLarge) && !errors.Is(err, fs.ErrNotExist) {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	byModule := map[string]*group{}
+	for _, d := range changedDirs {
+		mod, err := findModule(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mod == nil {
+			noModule = append(noModule, d)
+			continue
+		}
+		g := byModule[mod.dir]
+		if g == nil {
+			g = &group{modDir: mod.dir}
+			byModule[mod.dir] = g
+		}
+		rel, _ := filepath.Rel(filepath.FromSlash(mod.dir), filepath.FromSlash(d))
+		g.patterns = append(g.patterns, "./"+filepath.ToSlash(rel))
+	}
+	for _, g := range byModule {
+		groups = append(groups, *g)
+	}
+	slices.SortFunc(groups, func(a, b group) int { return strings.Compare(a.modDir, b.modDir) })
+	return groups, noModule, nil
+}
+
+// skipDir reports whether the go command ignores dir: testdata, and
+// directories whose name starts with "_" or ".".
+func skipDir(dir string) bool {
+	for _, part := range strings.Split(dir, "/") {
+		if part == "testdata" || (part != "." && (strings.HasPrefix(part, "_") || strings.HasPrefix(part, "."))) {
+			return true
+		}
+	}
+	return false
+}
+
+// explosive returns the directories of the copied Go files whose types are
+// too large to type-check (see explosive), with why.
+func (m *materializer) explosive() map[string]string {
+	byDir := map[string][]*ast.File{}
+	fset := token.NewFileSet()
+	for p, src := range m.head {
+		if !strings.HasSuffix(p, ".go") || !strings.Contains(string(src), "type") {
+			continue
+		}
+		if f, _ := parser.ParseFile(fset, p, src, parser.SkipObjectResolution); f != nil {
+			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], f)
+		}
+	}
+	out := map[string]string{}
+	for d, files := range byDir {
+		if why := explosive(files); why != "" {
+			out[d] = why
+		}
+	}
+	return out
+}
+
+// remove deletes the copied Go files of dir from the tree (they stay
+// readable for syntax-only analysis).
+func (m *materializer) remove(dir string) error {
+	for p := range m.head {
+		if path.Dir(p) == dir && strings.HasSuffix(p, ".go") {
+			if err := os.Remove(filepath.Join(m.root, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dirs returns the directories of the changed Go files.
+func (m *materializer) dirs() []string {
+	var out []string
+	for _, p := range m.files {
+		if d := path.Dir(p); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
