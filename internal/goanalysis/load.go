@@ -771,7 +771,7 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	// "go1.26.8", or "devel …" for a toolchain built from source, whose
 	// version a go.mod is not compared with.
 	goVersion := ""
-	if v, ok := strings.CutPrefix(strings.Fields(goEnv[0]+" ")[0], "go"); ok {
+	if v, ok := strings.CutPrefix(strings.Fields(goEnv[0] + " ")[0], "go"); ok {
 		goVersion = v
 	}
 	modCache := l.cfg.ModCache
