@@ -43,10 +43,12 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 // Classify names a diagnostic's rule and severity; false drops it.
 type Classify func(d Diagnostic) (rule, severity string, ok bool)
 
-// Findings loads the change's Go packages, runs the analyzers (typed, or
-// syntax when the packages cannot be type-checked) and returns their
-// diagnostics on the change's added or modified lines as findings of
-// category, ranked by classify. A change without Go files has none.
+// Findings loads the change's Go packages, runs the analyzers (typed on
+// the packages that type-check, syntax on the others) and returns, as
+// findings of category ranked by classify, the diagnostics the change
+// introduced (see introduced): on its added lines, or elsewhere in a
+// function it changed, and not already reported at base. A change without
+// Go files has none.
 func (l *Loader) Findings(ctx context.Context, c *change.Change, category string, typed, syntax []*analysis.Analyzer, classify Classify) ([]specialist.Finding, error) {
 	prog, err := l.Load(ctx, c)
 	if err != nil || prog == nil {
@@ -57,13 +59,27 @@ func (l *Loader) Findings(ctx context.Context, c *change.Change, category string
 	if err != nil {
 		return nil, err
 	}
-	var fs []specialist.Finding
+	// Only what the analyzers of this specialist would say: classify
+	// first, so the base is loaded only for findings that count.
+	kept := ds[:0:0]
 	for _, d := range ds {
-		rule, severity, ok := classify(d)
-		if !ok {
-			continue
+		if _, _, ok := classify(d); ok {
+			kept = append(kept, d)
 		}
-		fs = append(fs, prog.Finding(d, rule, category, severity))
+	}
+	cands, err := l.introduced(ctx, c, prog, kept, typed)
+	if err != nil {
+		return nil, err
+	}
+	var fs []specialist.Finding
+	for _, cd := range cands {
+		rule, severity, _ := classify(cd.Diagnostic)
+		f := prog.Finding(cd.Diagnostic, rule, category, severity)
+		if cd.cause != "" {
+			f.Cause = cd.cause
+			f.Body = strings.TrimSpace(f.Body + "\n\nIntroduced here: " + cd.cause + ".")
+		}
+		fs = append(fs, f)
 	}
 	return specialist.OnChangedLines(c, fs), nil
 }

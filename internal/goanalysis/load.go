@@ -211,14 +211,19 @@ func (p *Program) RepoPath(filename string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// Load returns the change's Go program; a change with no Go file changed
-// has none (nil, nil). Concurrent and repeated calls for one change share
-// one load.
+// Load returns the change's Go program at head; a change with no Go file
+// changed has none (nil, nil). Concurrent and repeated calls for one
+// change share one load.
 func (l *Loader) Load(ctx context.Context, c *change.Change) (*Program, error) {
 	if len(changedGoFiles(c)) == 0 {
 		return nil, nil
 	}
-	key := c.BaseSHA + ".." + c.HeadSHA
+	return l.cached(ctx, c.BaseSHA+".."+c.HeadSHA, func() (*Program, error) { return l.load(ctx, c) })
+}
+
+// cached returns the program of key, loading it with load once however
+// many callers ask at once; the last few are kept.
+func (l *Loader) cached(ctx context.Context, key string, fn func() (*Program, error)) (*Program, error) {
 	l.mu.Lock()
 	ld, ok := l.loads[key]
 	if !ok {
@@ -230,7 +235,7 @@ func (l *Loader) Load(ctx context.Context, c *change.Change) (*Program, error) {
 			l.order = l.order[1:]
 		}
 		l.mu.Unlock()
-		ld.prog, ld.err = l.load(ctx, c)
+		ld.prog, ld.err = fn()
 		close(ld.done)
 		if ld.err != nil {
 			// A failure (a cancelled context, say) is not kept: the next
@@ -243,7 +248,7 @@ func (l *Loader) Load(ctx context.Context, c *change.Change) (*Program, error) {
 	select {
 	case <-ld.done:
 		if ld.err != nil {
-			return l.Load(ctx, c)
+			return l.cached(ctx, key, fn)
 		}
 		return ld.prog, nil
 	case <-ctx.Done():
@@ -771,8 +776,11 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	// "go1.26.8", or "devel …" for a toolchain built from source, whose
 	// version a go.mod is not compared with.
 	goVersion := ""
-	if v, ok := strings.CutPrefix(strings.Fields(goEnv[0] + " ")[0], "go"); ok {
-		goVersion = v
+	if f := strings.Fields(goEnv[0]); len(f) > 0 {
+		goVersion, _ = strings.CutPrefix(f[0], "go")
+		if goVersion == f[0] {
+			goVersion = ""
+		}
 	}
 	modCache := l.cfg.ModCache
 	if modCache == "" {

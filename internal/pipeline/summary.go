@@ -51,7 +51,11 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 	if len(s.findings) > 0 {
 		b.WriteString("\nWhat matters most:\n")
 		for _, f := range s.findings[:min(topFindings, len(s.findings))] {
-			fmt.Fprintf(&b, "- %s %s: %s (%s)\n", f.Severity, f.Category, f.Headline, location(f.Path, f.Line))
+			cause := ""
+			if c := s.causes[f.ID]; c != "" {
+				cause = "; " + c
+			}
+			fmt.Fprintf(&b, "- %s %s: %s (%s%s)\n", f.Severity, f.Category, f.Headline, location(f.Path, f.Line), cause)
 		}
 	}
 

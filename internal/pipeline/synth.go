@@ -24,7 +24,10 @@ const excerptContext = 3
 type synthesis struct {
 	verdict string
 	// gaps are the changed source files no engine analysed.
-	gaps     []gap
+	gaps []gap
+	// causes says, by finding id, what in the change caused a finding
+	// off its added lines.
+	causes   map[string]string
 	findings []review.Finding // ranked, capped
 	total    int              // findings before the cap
 	dropped  Dropped
@@ -121,8 +124,15 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 			p := cd.SuggestedPatch
 			patch = &p
 		}
+		fid := id.New(id.Finding, now)
+		if cd.Cause != "" {
+			if s.causes == nil {
+				s.causes = map[string]string{}
+			}
+			s.causes[fid] = cd.Cause
+		}
 		s.findings = append(s.findings, review.Finding{
-			ID:             id.New(id.Finding, now),
+			ID:             fid,
 			Specialist:     cd.specialist,
 			Category:       cd.Category,
 			Severity:       cd.Severity,

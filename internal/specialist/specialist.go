@@ -93,6 +93,10 @@ type Finding struct {
 	// Note qualifies the provenance, e.g. "syntax-only: the Go toolchain
 	// could not load the package".
 	Note string
+	// Cause, set on a finding outside the lines the change added, says
+	// what in the change made it (lines it deleted from the function,
+	// say): the analyzer reports it at head and not at base.
+	Cause string
 }
 
 // Validate reports what is wrong with a finding, if anything.
@@ -123,8 +127,8 @@ func (f Finding) Validate() error {
 }
 
 // OnChangedLines keeps the findings that lie on lines the change added or
-// modified, and file-level findings (Line 0) on changed files; the rest are
-// dropped. Specialists call it last, so none reports on code the pull
+// modified, file-level findings (Line 0) and findings the change caused
+// elsewhere (Cause) on changed files; the rest are dropped. Specialists call it last, so none reports on code the pull
 // request did not touch.
 func OnChangedLines(c *change.Change, fs []Finding) []Finding {
 	byPath := map[string]*change.File{}
@@ -137,7 +141,7 @@ func OnChangedLines(c *change.Change, fs []Finding) []Finding {
 		if file == nil {
 			continue
 		}
-		if f.Line == 0 {
+		if f.Line == 0 || f.Cause != "" {
 			out = append(out, f)
 			continue
 		}

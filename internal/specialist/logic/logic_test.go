@@ -2,6 +2,7 @@ package logic_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,4 +61,108 @@ func TestReviewPlanted(t *testing.T) {
 			}
 		}
 	})
+}
+
+// What a change introduces is reported, also where it deleted the line
+// that mattered (the analyzer then speaks on an unchanged line), with the
+// deleted line named; what was already there at base is not.
+func TestReviewDifferential(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod": goanalysistest.GoMod("example.com/diff"),
+		"svc.go": `package svc
+
+import (
+	"context"
+	"time"
+)
+
+func Wait(ctx context.Context, d time.Duration, quick bool) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if quick {
+		cancel()
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func Old(ctx context.Context) {
+	ctx, _ = context.WithCancel(ctx)
+	_ = ctx
+}
+
+func Parse(s string) (n int, err error) {
+	n, err = atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	err = check(n)
+	return n, err
+}
+
+func check(int) error { return nil }
+
+func atoi(s string) (int, error) { return len(s), nil }
+`,
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"svc.go": `package svc
+
+import (
+	"context"
+	"time"
+)
+
+func Wait(ctx context.Context, d time.Duration, quick bool) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	if quick {
+		cancel()
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func Old(ctx context.Context) {
+	ctx, _ = context.WithCancel(ctx)
+	_ = ctx // touched
+}
+
+func Parse(s string) (n int, err error) {
+	n, err = atoi(s)
+	err = check(n)
+	return n, err
+}
+
+func check(int) error { return nil }
+
+func atoi(s string) (int, error) { return len(s), nil }
+`,
+	})
+	head := r.Commit("head")
+	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]specialist.Finding{}
+	for _, f := range fs {
+		t.Logf("%s:%d %s %q cause %q", f.Path, f.Line, f.Rule, f.Headline, f.Cause)
+		got[fmt.Sprintf("%s:%d", f.Rule, f.Line)] = f
+	}
+	lc, ok := got["go-vet:lostcancel:9"]
+	if !ok || lc.Line != 9 || !strings.Contains(lc.Cause, "`defer cancel()`") || !strings.Contains(lc.Body, "defer cancel()") {
+		t.Errorf("lostcancel = %+v, want it on line 9 caused by the deleted `defer cancel()`", lc)
+	}
+	if f, ok := got["staticcheck:SA4006:24"]; !ok || f.Line != 24 || !strings.Contains(f.Cause, "if err != nil") {
+		t.Errorf("SA4006 = %+v, want the unused err on line 20 caused by the deleted check", f)
+	}
+	for _, f := range fs {
+		if f.Line >= 18 && f.Line <= 21 {
+			t.Errorf("reported what the base had already: %s:%d %s", f.Path, f.Line, f.Rule)
+		}
+	}
 }

@@ -1,0 +1,279 @@
+package goanalysis
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/quorum-review/quorum/internal/change"
+)
+
+// A review reports what the change introduced. The analyzers run on the
+// changed packages at head; a diagnostic there is a candidate when it lies
+// on a line the change added, or anywhere in a function the change
+// touched (a deleted `defer cancel()` makes lostcancel speak on the
+// unchanged `ctx, cancel :=` line). The candidates in files that existed
+// at base are then looked for among the same analyzers' diagnostics on the
+// same packages at base, by content (analyzer, path across renames, the
+// message without numbers, the flagged line's text), and those found there
+// are dropped: the change did not introduce them. The base is loaded only
+// when there is a candidate to look for, only for the packages holding
+// one, and once per change for all specialists.
+
+// candidate is a head diagnostic that may be new, with what in the change
+// caused it when it lies off the added lines.
+type candidate struct {
+	Diagnostic
+	cause string
+}
+
+// introduced keeps the diagnostics the change introduced (see above); each
+// off the added lines carries its cause.
+func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, ds []Diagnostic, analyzers []*analysis.Analyzer) ([]candidate, error) {
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		if f.NewPath != "" && f.Status != change.StatusDeleted {
+			files[f.NewPath] = f
+		}
+	}
+	var cands []candidate
+	needBase := map[string]bool{} // base paths of files with candidates
+	for _, d := range ds {
+		f := files[d.Path]
+		if f == nil {
+			continue
+		}
+		cd := candidate{Diagnostic: d}
+		if !changedRange(f, d.Line, d.EndLine) {
+			start, end, ok := p.enclosingFunc(d.Path, d.Line)
+			if !ok {
+				continue
+			}
+			cd.cause = causeIn(f, start, end)
+			if cd.cause == "" {
+				continue
+			}
+		}
+		cands = append(cands, cd)
+		if f.OldPath != "" && f.Status != change.StatusAdded {
+			needBase[f.OldPath] = true
+		}
+	}
+	if len(needBase) == 0 {
+		return cands, nil
+	}
+	base, err := l.loadBase(ctx, c, needBase)
+	if err != nil {
+		return nil, err
+	}
+	newPath := map[string]string{}
+	for _, f := range c.Files {
+		if f.OldPath != "" && f.NewPath != "" {
+			newPath[f.OldPath] = f.NewPath
+		}
+	}
+	// Where the base cannot be compared with (its package did not
+	// type-check there), what head reports on the added lines stands, and
+	// what it reports elsewhere is not claimed as the change's.
+	comparable := map[string]bool{}
+	var bds []Diagnostic
+	if base != nil && len(base.Packages) > 0 {
+		for _, pkg := range base.Packages {
+			for _, f := range pkg.CompiledGoFiles {
+				if rp, ok := base.RepoPath(f); ok {
+					comparable[newPath[rp]] = true
+				}
+			}
+		}
+		if bds, err = base.Analyze(ctx, analyzers, nil); err != nil {
+			return nil, fmt.Errorf("analyse the base: %w", err)
+		}
+	}
+	cands = slices.DeleteFunc(cands, func(cd candidate) bool {
+		f := files[cd.Path]
+		return cd.cause != "" && f.Status != change.StatusAdded && !comparable[cd.Path]
+	})
+	atBase := map[string]int{}
+	for _, d := range bds {
+		np, ok := newPath[d.Path]
+		if !ok {
+			continue
+		}
+		atBase[diagnosticKey(d, np, base.lineText(d.Path, d.Line))]++
+	}
+	out := cands[:0]
+	for _, cd := range cands {
+		k := diagnosticKey(cd.Diagnostic, cd.Path, p.lineText(cd.Path, cd.Line))
+		if atBase[k] > 0 {
+			atBase[k]--
+			continue
+		}
+		out = append(out, cd)
+	}
+	return out, nil
+}
+
+// digits are replaced in messages, which name line numbers and counts.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// diagnosticKey identifies a diagnostic by its content, the same at base
+// and head when the code it flags did not change.
+func diagnosticKey(d Diagnostic, path, line string) string {
+	name := ""
+	if d.Analyzer != nil {
+		name = d.Analyzer.Name
+	}
+	return strings.Join([]string{name, d.Category, path, digits.ReplaceAllString(d.Message, "#"), strings.Join(strings.Fields(line), " ")}, "\x00")
+}
+
+// changedRange reports whether a line of [line, end] was added by the
+// change.
+func changedRange(f *change.File, line, end int) bool {
+	for l := line; l <= max(line, end); l++ {
+		if f.Changed(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// causeIn describes what the change did within head lines [start, end] of
+// f: the lines it deleted there, or the lines it added. Empty when it did
+// nothing there.
+func causeIn(f *change.File, start, end int) string {
+	var deleted []change.Line
+	var added []int
+	for _, h := range f.Hunks {
+		next := h.NewStart // the head line a deleted line stood before
+		for i, l := range h.Lines {
+			switch l.Kind {
+			case change.KindDeleted:
+				at := next
+				for _, m := range h.Lines[i+1:] {
+					if m.Kind != change.KindDeleted {
+						at = m.NewNumber
+						break
+					}
+				}
+				if at > start && at <= end+1 && strings.TrimSpace(l.Text) != "" {
+					deleted = append(deleted, l)
+				}
+			case change.KindAdded:
+				if l.NewNumber >= start && l.NewNumber <= end {
+					added = append(added, l.NewNumber)
+				}
+				next = l.NewNumber + 1
+			default:
+				next = l.NewNumber + 1
+			}
+		}
+	}
+	switch {
+	case len(deleted) > 0:
+		var parts []string
+		for _, l := range deleted[:min(3, len(deleted))] {
+			parts = append(parts, fmt.Sprintf("line %d `%s`", l.OldNumber, strings.TrimSpace(l.Text)))
+		}
+		more := ""
+		if len(deleted) > 3 {
+			more = fmt.Sprintf(" and %d more", len(deleted)-3)
+		}
+		return "the change deleted " + strings.Join(parts, ", ") + more + " of the base in this function"
+	case len(added) > 0:
+		return fmt.Sprintf("the change to this function at line %d", added[0])
+	}
+	return ""
+}
+
+// enclosingFunc returns the head lines of the outermost function (a
+// declaration, or a literal at package level) that holds line of the file
+// at path.
+func (p *Program) enclosingFunc(path string, line int) (start, end int, ok bool) {
+	fset, file := p.syntaxOf(path)
+	if file == nil {
+		return 0, 0, false
+	}
+	for _, d := range file.Decls {
+		s, e := fset.Position(d.Pos()).Line, fset.Position(d.End()).Line
+		if line < s || line > e {
+			continue
+		}
+		if fd, isFunc := d.(*ast.FuncDecl); isFunc && fd.Body != nil {
+			return s, e, true
+		}
+		// A function literal in a package-level declaration.
+		ast.Inspect(d, func(n ast.Node) bool {
+			if fl, isLit := n.(*ast.FuncLit); isLit && !ok {
+				ls, le := fset.Position(fl.Pos()).Line, fset.Position(fl.End()).Line
+				if line >= ls && line <= le {
+					start, end, ok = ls, le, true
+				}
+				return false
+			}
+			return !ok
+		})
+		return start, end, ok
+	}
+	return 0, 0, false
+}
+
+// syntaxOf returns the parsed file at a repository path, from the
+// type-checked packages or the syntax-only files.
+func (p *Program) syntaxOf(rp string) (*token.FileSet, *ast.File) {
+	full := p.Root + "/" + rp
+	for _, pkg := range p.Packages {
+		for i, f := range pkg.CompiledGoFiles {
+			if f == full && i < len(pkg.Syntax) {
+				return pkg.Fset, pkg.Syntax[i]
+			}
+		}
+	}
+	for _, f := range p.Files {
+		if p.Fset.Position(f.Pos()).Filename == full {
+			return p.Fset, f
+		}
+	}
+	return nil, nil
+}
+
+// lineText returns a line of a copied file, or "".
+func (p *Program) lineText(rp string, line int) string {
+	b, ok := p.head[rp]
+	if !ok || line < 1 {
+		return ""
+	}
+	lines := strings.Split(string(b), "\n")
+	if line > len(lines) {
+		return ""
+	}
+	return lines[line-1]
+}
+
+// loadBase loads, once per change, the changed packages at base that hold
+// the files at the given base paths. A nil program means the base holds
+// none of them.
+func (l *Loader) loadBase(ctx context.Context, c *change.Change, paths map[string]bool) (*Program, error) {
+	dirs := map[string]bool{}
+	for p := range paths {
+		dirs[path.Dir(p)] = true
+	}
+	s := side{rev: c.BaseSHA}
+	for _, f := range c.Files {
+		if f.OldPath != "" && f.Status != change.StatusAdded && strings.HasSuffix(f.OldPath, ".go") && dirs[path.Dir(f.OldPath)] {
+			s.files = append(s.files, f.OldPath)
+		}
+	}
+	if len(s.files) == 0 {
+		return nil, nil
+	}
+	slices.Sort(s.files)
+	key := "base\x00" + c.BaseSHA + "\x00" + strings.Join(s.files, "\x00")
+	return l.cached(ctx, key, func() (*Program, error) { return l.loadSide(ctx, c, s) })
+}
