@@ -293,13 +293,27 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 
-	root, err := os.MkdirTemp("", "quorum-tree-")
+	tmp, err := os.MkdirTemp("", "quorum-tree-")
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
-	defer os.RemoveAll(root)
+	defer os.RemoveAll(tmp)
+
+	// A tree without go.mod (GOPATH-era code) is loaded in GOPATH mode,
+	// copied to where its import path says, with its vendored packages.
+	root := tmp
+	importPath := gopathImportPath(ctx, c, s)
+	if importPath != "" {
+		gopath := filepath.Join(tmp, "gopath")
+		root = filepath.Join(gopath, "src", filepath.FromSlash(importPath))
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return nil, fmt.Errorf("load go packages: %w", err)
+		}
+		env = gopathEnvironment(env, gopath, root)
+	}
 
 	m := newMaterializer(c, s, root, goVersion)
+	m.importPath = importPath
 	groups, noModule, err := l.materialize(ctx, m)
 	if err != nil {
 		return nil, err
@@ -729,6 +743,25 @@ func firstFile(p *packages.Package) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// gopathEnvironment turns the module-mode environment into GOPATH mode's
+// for a tree copied to root under gopath: Godeps' workspace, when the tree
+// has one, comes first in GOPATH, as godep arranged it.
+func gopathEnvironment(env []string, gopath, root string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "GO111MODULE="), strings.HasPrefix(kv, "GOFLAGS="), strings.HasPrefix(kv, "GOPATH="):
+		default:
+			out = append(out, kv)
+		}
+	}
+	return append(out,
+		"GO111MODULE=off",
+		"GOFLAGS=-buildvcs=false",
+		"GOPATH="+filepath.Join(root, "Godeps", "_workspace")+string(os.PathListSeparator)+gopath,
+	)
 }
 
 // environment is the go command's environment (nothing of ours leaks in)

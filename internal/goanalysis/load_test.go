@@ -328,3 +328,53 @@ func TestLoadTimeoutFallsBackToSyntax(t *testing.T) {
 		t.Fatal("Load with a cancelled context succeeded")
 	}
 }
+
+// A repository without go.mod (GOPATH-era code) is type-checked in GOPATH
+// mode under the import path its files name, with its vendored packages.
+func TestLoadWithoutGoMod(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"lib/lib.go": "package lib // import \"github.com/acme/old/lib\"\n\nconst N = 1\n",
+		"vendor/github.com/pkg/errors/errors.go": "package errors\n\nfunc New(s string) error { return nil }\n",
+		"svc/svc.go": "package svc\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"svc/svc.go": "package svc\n\nimport (\n\t\"github.com/acme/old/lib\"\n\t\"github.com/pkg/errors\"\n)\n\nfunc S() (int, error) { return lib.N, errors.New(\"x\") }\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packages) != 1 || p.Packages[0].PkgPath != "github.com/acme/old/svc" || len(p.Fallback) != 0 {
+		t.Fatalf("packages %d, fallback %+v; want github.com/acme/old/svc type-checked", len(p.Packages), p.Fallback)
+	}
+	if rp, ok := p.RepoPath(p.Packages[0].CompiledGoFiles[0]); !ok || rp != "svc/svc.go" {
+		t.Errorf("RepoPath = %q, %v", rp, ok)
+	}
+}
+
+// Changed packages of several modules are each loaded with their own
+// module.
+func TestLoadSeveralModules(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"a/go.mod": goanalysistest.GoMod("example.com/a"),
+		"a/a.go":   "package a\n",
+		"b/go.mod": goanalysistest.GoMod("example.com/b"),
+		"b/b.go":   "package b\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a/a.go": "package a\n\nfunc A() {}\n", "b/b.go": "package b\n\nfunc B() {}\n"})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packages) != 2 || len(p.Fallback) != 0 {
+		t.Fatalf("packages %d, fallback %+v; want both modules' packages", len(p.Packages), p.Fallback)
+	}
+}

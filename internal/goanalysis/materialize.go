@@ -54,6 +54,10 @@ type materializer struct {
 	head      map[string][]byte
 	// notes are what was changed in a copied go.mod, and why.
 	notes []string
+	// importPath is, for a tree loaded in GOPATH mode (no go.mod), the
+	// import path of its root: the tree stands for that path's
+	// directory, and vendored packages are copied as they are imported.
+	importPath string
 }
 
 // Skip is a changed Go file, or a package, that was not analysed at all,
@@ -240,9 +244,27 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 				}
 			}
 			if d == "." {
+				if m.importPath != "" {
+					mod := &module{dir: ".", path: m.importPath}
+					modules[dir] = mod
+					return mod, nil
+				}
 				return nil, nil
 			}
 		}
+	}
+	// vendored returns the directory of a package the tree vendors, in
+	// GOPATH mode: vendor/ at the root, or Godeps' workspace.
+	vendored := func(ip string) string {
+		if m.importPath == "" {
+			return ""
+		}
+		for _, d := range []string{path.Join("vendor", ip), path.Join("Godeps/_workspace/src", ip)} {
+			if len(byDir[d]) > 0 {
+				return d
+			}
+		}
+		return ""
 	}
 
 	seen := map[string]bool{}
@@ -296,6 +318,8 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 					rel = mod.dir
 				case strings.HasPrefix(ip, mod.path+"/"):
 					rel = path.Join(mod.dir, strings.TrimPrefix(ip, mod.path+"/"))
+				case vendored(ip) != "":
+					rel = vendored(ip)
 				default:
 					continue
 				}
@@ -394,4 +418,91 @@ func (m *materializer) dirs() []string {
 		}
 	}
 	return out
+}
+
+// gopathImportPath returns the import path a tree without any go.mod above
+// its changed Go files stands for, so it can be loaded in GOPATH mode; ""
+// when a go.mod is there (module mode) or no path can be told. The path
+// comes from the changed files' canonical import comments (package x //
+// import "…"), else from their imports of the tree's own directories,
+// else from the change's owner and repository on GitHub.
+func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
+	all, err := c.ListTree(ctx, s.rev)
+	if err != nil || len(all) == 0 {
+		return ""
+	}
+	dirs := map[string]bool{}
+	for _, p := range all {
+		if path.Base(p) == "go.mod" || path.Base(p) == "go.work" {
+			return ""
+		}
+		if strings.HasSuffix(p, ".go") {
+			dirs[path.Dir(p)] = true
+		}
+	}
+	votes := map[string]int{}
+	for _, p := range s.files {
+		src, err := c.ReadFileAt(ctx, s.rev, p)
+		if err != nil {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			continue
+		}
+		if ip := canonicalImport(f); ip != "" {
+			if root, ok := strings.CutSuffix(ip, "/"+path.Dir(p)); ok && path.Dir(p) != "." {
+				votes[root] += 100
+			} else if path.Dir(p) == "." {
+				votes[ip] += 100
+			}
+		}
+		for _, imp := range f.Imports {
+			ip, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				continue
+			}
+			for d := range dirs {
+				if d == "." || strings.HasPrefix(d, "vendor/") {
+					continue
+				}
+				if root, ok := strings.CutSuffix(ip, "/"+d); ok && strings.Contains(root, ".") {
+					votes[root]++
+				}
+			}
+		}
+	}
+	best := ""
+	for root, n := range votes {
+		if n > votes[best] || n == votes[best] && root < best {
+			best = root
+		}
+	}
+	if best == "" && c.Owner != "" && c.Repo != "" && c.Owner != "local" {
+		best = "github.com/" + c.Owner + "/" + c.Repo
+	}
+	if best == "" {
+		best = "quorum.invalid/repository"
+	}
+	return best
+}
+
+// canonicalImport returns a file's import comment (package x // import
+// "path"), or "".
+func canonicalImport(f *ast.File) string {
+	for _, cg := range f.Comments {
+		for _, cm := range cg.List {
+			if cm.Slash < f.Name.End() {
+				continue
+			}
+			text, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(cm.Text, "//")), "import ")
+			if ok {
+				if ip, err := strconv.Unquote(strings.TrimSpace(text)); err == nil {
+					return ip
+				}
+			}
+			return ""
+		}
+	}
+	return ""
 }
