@@ -335,9 +335,9 @@ func TestLoadWithoutGoMod(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{
-		"lib/lib.go": "package lib // import \"github.com/acme/old/lib\"\n\nconst N = 1\n",
+		"lib/lib.go":                             "package lib // import \"github.com/acme/old/lib\"\n\nconst N = 1\n",
 		"vendor/github.com/pkg/errors/errors.go": "package errors\n\nfunc New(s string) error { return nil }\n",
-		"svc/svc.go": "package svc\n",
+		"svc/svc.go":                             "package svc\n",
 	})
 	base := r.Commit("base")
 	r.Write(map[string]string{
