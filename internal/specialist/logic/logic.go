@@ -42,6 +42,7 @@ import (
 	"honnef.co/go/tools/analysis/lint"
 	"honnef.co/go/tools/staticcheck"
 
+	"github.com/quorum-review/quorum/internal/analyzer/release"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/specialist"
@@ -158,6 +159,12 @@ func New(loader *goanalysis.Loader) *Logic {
 	}
 	slices.SortFunc(l.analyzers, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
 	loader.Register(l.analyzers...)
+	// Our own: a lock never released, a resource never closed (a deleted
+	// defer mu.Unlock() or f.Close(), which no vet or staticcheck check
+	// reports).
+	l.analyzers = append(l.analyzers, release.Analyzer)
+	l.rules[release.Analyzer] = classified{"quorum:release", specialist.SeverityHigh}
+	loader.Register(release.Analyzer)
 	// A change that does not compile is told so, where it does not.
 	l.analyzers = append(l.analyzers, goanalysis.TypeCheck)
 	l.rules[goanalysis.TypeCheck] = classified{"go:typecheck", specialist.SeverityHigh}

@@ -166,3 +166,61 @@ func atoi(s string) (int, error) { return len(s), nil }
 		}
 	}
 }
+
+// A deleted unlock or close is reported on the lock or the open the
+// release analyzer names, with the deleted line as its cause.
+func TestReviewDeletedRelease(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	src := `package svc
+
+import (
+	"io"
+	"os"
+	"sync"
+)
+
+type Cache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *Cache) Get(k string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func Read(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+`
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/rel"), "svc.go": src})
+	base := r.Commit("base")
+	src = strings.Replace(src, "\tdefer c.mu.Unlock()\n", "", 1)
+	src = strings.Replace(src, "\tdefer f.Close()\n", "", 1)
+	r.Write(map[string]string{"svc.go": src})
+	head := r.Commit("head")
+	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]specialist.Finding{}
+	for _, f := range fs {
+		t.Logf("%s:%d %s %q cause %q", f.Path, f.Line, f.Rule, f.Headline, f.Cause)
+		if f.Rule == "quorum:release" {
+			got[f.Line] = f
+		}
+	}
+	if f, ok := got[15]; !ok || !strings.Contains(f.Cause, "defer c.mu.Unlock()") || f.Severity != specialist.SeverityHigh {
+		t.Errorf("lock finding = %+v, want line 15 caused by the deleted unlock", f)
+	}
+	if f, ok := got[20]; !ok || !strings.Contains(f.Cause, "defer f.Close()") {
+		t.Errorf("close finding = %+v, want line 20 caused by the deleted close", f)
+	}
+}

@@ -1,0 +1,13 @@
+package release_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/quorum-review/quorum/internal/analyzer/release"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), release.Analyzer, "a")
+}
