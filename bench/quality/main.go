@@ -177,7 +177,7 @@ func runPrepare(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "quality: %d of %d cases ready in %s\n", len(cases)-len(failed), len(cases), c.work)
 	if len(failed) > 0 {
-		return fmt.Errorf("%d cases not ready: %s", len(failed), strings.Join(failed, ", "))
+		return fmt.Errorf("%s not ready: %s", plural(len(failed), "case"), strings.Join(failed, ", "))
 	}
 	return nil
 }
@@ -243,10 +243,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "quality: wrote %s for %s\n", *template, plural(len(rep.Unlabelled), "unlabelled finding"))
 	}
 	if *asJSON {
-		return rep.writeJSON(stdout)
+		err = rep.writeJSON(stdout)
+	} else {
+		fmt.Fprintf(stdout, "# bench/quality: %s, load average %s before, %s after\n\n", plural(len(cases), "case"), load, machine.LoadAvg())
+		err = rep.writeText(stdout)
 	}
-	fmt.Fprintf(stdout, "# bench/quality: %s, load average %s before, %s after\n\n", plural(len(cases), "case"), load, machine.LoadAvg())
-	return rep.writeText(stdout)
+	if err != nil {
+		return err
+	}
+	if rep.Errors > 0 {
+		return fmt.Errorf("the review of %s did not run", plural(rep.Errors, "case"))
+	}
+	return nil
 }
 
 // runReviewCase is the child a run starts for each case: it reviews and

@@ -104,7 +104,7 @@ func (p *preparer) prepare(ctx context.Context, k Case) error {
 	}
 	t := time.Now()
 	m.Modules, m.Warnings = "ok", nil
-	warnings, err := downloadModules(ctx, filepath.Join(dir, "repo.git"), m.Base, m.Head)
+	mods, warnings, err := downloadModules(ctx, filepath.Join(dir, "repo.git"), m.Base, m.Head)
 	if err != nil {
 		m.Modules = err.Error()
 	}
@@ -118,7 +118,11 @@ func (p *preparer) prepare(ctx context.Context, k Case) error {
 	for _, w := range warnings {
 		fmt.Fprintf(p.stderr, "quality: %s: warning: %s\n", k.ID, w)
 	}
-	fmt.Fprintf(p.stderr, "quality: %s modules downloaded in %s\n", k.ID, time.Since(t).Round(time.Millisecond))
+	if mods == 0 {
+		fmt.Fprintf(p.stderr, "quality: %s: no go.mod holds the changed Go files: no module to download\n", k.ID)
+	} else {
+		fmt.Fprintf(p.stderr, "quality: %s: modules of %d go.mod files (base and head) downloaded in %s\n", k.ID, mods, time.Since(t).Round(time.Millisecond))
+	}
 	return nil
 }
 
@@ -393,11 +397,12 @@ func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDi
 // downloadModules fetches, with the user's go environment (GOPROXY and
 // module cache), the modules that the changed Go packages need at base and
 // at head, then checks that they load offline as the review loads them.
-// It returns the packages that still do not load, as warnings.
-func downloadModules(ctx context.Context, repo, base, head string) ([]string, error) {
+// It returns how many go.mod files (at base and head) it downloaded for,
+// and the packages that still do not load, as warnings.
+func downloadModules(ctx context.Context, repo, base, head string) (int, []string, error) {
 	out, err := git(ctx, repo, nil, "diff", "-z", "--no-renames", "--name-only", base, head)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	var dirs []string
 	for _, p := range splitZ(out) {
@@ -408,29 +413,31 @@ func downloadModules(ctx context.Context, repo, base, head string) ([]string, er
 		}
 	}
 	if len(dirs) == 0 {
-		return nil, nil
+		return 0, nil, nil
 	}
 	var warnings []string
+	mods := 0
 	for _, rev := range []string{base, head} {
-		w, err := downloadAt(ctx, repo, rev, dirs)
+		n, w, err := downloadAt(ctx, repo, rev, dirs)
 		if err != nil {
-			return warnings, fmt.Errorf("at %.12s: %w", rev, err)
+			return mods, warnings, fmt.Errorf("at %.12s: %w", rev, err)
 		}
+		mods += n
 		warnings = append(warnings, w...)
 	}
-	return warnings, nil
+	return mods, warnings, nil
 }
 
 // downloadAt checks rev out into a temporary directory and downloads the
 // modules of the go.mod files that hold dirs.
-func downloadAt(ctx context.Context, repo, rev string, dirs []string) ([]string, error) {
+func downloadAt(ctx context.Context, repo, rev string, dirs []string) (int, []string, error) {
 	tmp, err := os.MkdirTemp("", "quorum-quality-")
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer os.RemoveAll(tmp)
 	if err := extract(ctx, repo, rev, tmp); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	// The nearest go.mod above each changed directory, and the
 	// directories below each.
@@ -459,19 +466,19 @@ func downloadAt(ctx context.Context, repo, rev string, dirs []string) ([]string,
 		dir := filepath.Join(tmp, filepath.FromSlash(m))
 		online := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0")
 		if _, err := goCmd(ctx, dir, online, "mod", "download"); err != nil {
-			return warnings, fmt.Errorf("%s/go.mod: %w", m, err)
+			return 0, warnings, fmt.Errorf("%s/go.mod: %w", m, err)
 		}
 		// go list fetches what go mod download leaves out (a test
 		// dependency of an older module, say); then, offline, it must
 		// find everything the review's go list will ask for.
 		pkgs := append([]string{"list", "-e", "-deps", "-test", "-f", "{{with .Error}}{{$.ImportPath}}: {{.Err}}{{end}}", "--"}, mods[m]...)
 		if _, err := goCmd(ctx, dir, online, pkgs...); err != nil {
-			return warnings, fmt.Errorf("%s: go list: %w", m, err)
+			return 0, warnings, fmt.Errorf("%s: go list: %w", m, err)
 		}
 		offline := append(slices.Clone(online), "GOPROXY=off", "GOSUMDB=off")
 		out, err := goCmd(ctx, dir, offline, pkgs...)
 		if err != nil {
-			return warnings, fmt.Errorf("%s: offline go list: %w", m, err)
+			return 0, warnings, fmt.Errorf("%s: offline go list: %w", m, err)
 		}
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			if l != "" {
@@ -479,7 +486,7 @@ func downloadAt(ctx context.Context, repo, rev string, dirs []string) ([]string,
 			}
 		}
 	}
-	return warnings, nil
+	return len(order), warnings, nil
 }
 
 // extract writes the tree of rev into dir, from git archive: regular
