@@ -89,6 +89,9 @@ func TestNew(t *testing.T) {
 `
 )
 
+// bigAsset is a file the review never reads, big enough to be left out.
+var bigAsset = strings.Repeat("<path d='M0 0h1v1z'/>\n", 1000)
+
 // mirror makes a repository snapshot as the search tool's fetch leaves
 // one, <mirrors>/acme+tokens/repo/.git, with a fix commit on top of its
 // parent; it returns the fix's SHA.
@@ -118,7 +121,7 @@ func mirror(t *testing.T, mirrors string) string {
 		t.Fatal(err)
 	}
 	gitIn("init", "-q", "-b", "main")
-	files(map[string]string{"go.mod": goMod, "token.go": tokenBefore, "token_test.go": testBefore, "README": "tokens\n"})
+	files(map[string]string{"go.mod": goMod, "token.go": tokenBefore, "token_test.go": testBefore, "README": "tokens\n", "logo.svg": bigAsset})
 	gitIn("add", "-A")
 	gitIn("commit", "-q", "-m", "tokens")
 	files(map[string]string{"token.go": tokenAfter, "token_test.go": testAfter, "README": "tokens, from crypto/rand\n"})
@@ -176,6 +179,9 @@ func TestPrepareAndRun(t *testing.T) {
 		if got := show(c.rev, c.file); got != c.want {
 			t.Errorf("%s at %.8s:\n%s\nwant\n%s", c.file, c.rev, got, c.want)
 		}
+	}
+	if got := show(m.Head, "logo.svg"); !strings.HasPrefix(got, "placeholder: blob ") || got != show(m.Base, "logo.svg") || m.Thinned != 1 {
+		t.Errorf("a big unchanged asset at head is %q (%d thinned), want the same placeholder as at base", got, m.Thinned)
 	}
 	if parent, _ := exec.Command("git", "--git-dir", repo, "rev-parse", m.Head+"^").Output(); strings.TrimSpace(string(parent)) != m.Base {
 		t.Errorf("head's parent is %s, want the base %s", parent, m.Base)

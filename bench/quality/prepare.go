@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,6 +45,9 @@ type Meta struct {
 	// Absent counts the files whose blobs the snapshot lacks (a partial
 	// clone leaves out the largest): placeholders stand in for them.
 	Absent int `json:"absent_blobs,omitempty"`
+	// Thinned counts the big unchanged files the review does not read,
+	// replaced by placeholders to keep the bundle small.
+	Thinned int `json:"thinned_files,omitempty"`
 	// Modules is "ok" when the Go modules of base and head were
 	// downloaded and load offline, else what went wrong.
 	Modules string `json:"modules"`
@@ -171,15 +175,25 @@ func (p *preparer) materialise(ctx context.Context, k Case, dir string) (Meta, e
 			return Meta{}, fmt.Errorf("%s: %w", k.ID, err)
 		}
 	}
-	// A snapshot may be a partial clone without its largest blobs:
-	// those become placeholders, the same at base and at head.
-	absent := 0
+	// A snapshot may be a partial clone without its largest blobs, and
+	// the review reads only Go files, what the go command reads and the
+	// changed files: the others, when big, become placeholders, the same
+	// at base and at head.
+	out, err := g(nil, "diff-tree", "-r", "-z", "--no-renames", "--name-only", baseTree, headTree)
+	if err != nil {
+		return Meta{}, err
+	}
+	changed := map[string]bool{}
+	for _, p := range splitZ(out) {
+		changed[p] = true
+	}
+	absent, thinned := 0, 0
 	for _, t := range []*string{&baseTree, &headTree} {
-		var n int
-		if *t, n, err = fillAbsent(ctx, sg, scratch, *t); err != nil {
+		var a, n int
+		if *t, a, n, err = thin(ctx, sg, scratch, *t, changed); err != nil {
 			return Meta{}, fmt.Errorf("%s: %w", k.ID, err)
 		}
-		absent = max(absent, n)
+		absent, thinned = max(absent, a), max(thinned, n)
 	}
 	source := fmt.Sprintf("\n\nquorum bench/quality case %s, from %s@%s", k.ID, k.Repo, k.Commit)
 	base, err := g(append(slices.Clone(commitEnv), "GIT_AUTHOR_DATE="+baseDate, "GIT_COMMITTER_DATE="+baseDate),
@@ -213,7 +227,7 @@ func (p *preparer) materialise(ctx context.Context, k Case, dir string) (Meta, e
 	if err != nil {
 		return Meta{}, err
 	}
-	m := Meta{Spec: spec(k), Base: base, Head: head, Bundle: st.Size(), Absent: absent, Modules: "not downloaded"}
+	m := Meta{Spec: spec(k), Base: base, Head: head, Bundle: st.Size(), Absent: absent, Thinned: thinned, Modules: "not downloaded"}
 	final := filepath.Join(scratch, "case")
 	if err := os.Mkdir(final, 0o755); err != nil {
 		return Meta{}, err
@@ -238,6 +252,9 @@ func (p *preparer) materialise(ctx context.Context, k Case, dir string) (Meta, e
 	}
 	if absent > 0 {
 		big += fmt.Sprintf(", %d files absent from the snapshot replaced by placeholders", absent)
+	}
+	if thinned > 0 {
+		big += fmt.Sprintf(", %d big files the review does not read left out", thinned)
 	}
 	fmt.Fprintf(p.stderr, "quality: %s materialised in %s: base %.12s, head %.12s, bundle %.1f kB%s\n",
 		k.ID, time.Since(t).Round(time.Millisecond), base, head, float64(m.Bundle)/1e3, big)
@@ -300,12 +317,28 @@ func revertTree(ctx context.Context, gitDir, scratch, parent string, k Case) (st
 	return git(ctx, gitDir, env, "write-tree")
 }
 
-// fillAbsent returns tree with each blob the repository lacks replaced by
-// a placeholder that names it, and how many there were.
-func fillAbsent(ctx context.Context, gitDir, scratch, tree string) (string, int, error) {
+// thinThreshold is the size above which an unchanged file that the Go
+// review never reads is left out of a case.
+const thinThreshold = 16 << 10
+
+// keptWhole says whether the review may read the file at p even when the
+// change does not touch it: Go sources and what the go command reads.
+func keptWhole(p string) bool {
+	switch path.Base(p) {
+	case "go.mod", "go.sum", "go.work", "go.work.sum", "modules.txt", ".quorum.yaml", ".quorum.yml":
+		return true
+	}
+	return strings.HasSuffix(p, ".go")
+}
+
+// thin returns tree with placeholders, naming the blob they replace, for
+// the blobs the repository lacks and for the unchanged files over
+// thinThreshold that the review never reads (images, fixtures, assets);
+// the files stay, so a //go:embed pattern still matches. It counts both.
+func thin(ctx context.Context, gitDir, scratch, tree string, changed map[string]bool) (string, int, int, error) {
 	out, err := git(ctx, gitDir, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
-		return "", 0, err
+		return "", 0, 0, err
 	}
 	type entry struct{ mode, sha, path string }
 	var blobs []entry
@@ -318,45 +351,55 @@ func fillAbsent(ctx context.Context, gitDir, scratch, tree string) (string, int,
 			shas.WriteString(f[2] + "\n")
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch-check=%(objectname) %(objectsize)")
 	cmd.Env = gitEnv(nil)
 	cmd.Stdin = strings.NewReader(shas.String())
 	res, err := cmd.Output()
 	if err != nil {
-		return "", 0, fmt.Errorf("git cat-file --batch-check: %w", err)
+		return "", 0, 0, fmt.Errorf("git cat-file --batch-check: %w", err)
 	}
-	missing := map[string]bool{}
+	missing, big := map[string]bool{}, map[string]bool{}
 	for _, l := range strings.Split(string(res), "\n") {
-		if sha, ok := strings.CutSuffix(l, " missing"); ok {
+		sha, size, _ := strings.Cut(l, " ")
+		if size == "missing" {
 			missing[sha] = true
+		} else if n, err := strconv.ParseInt(size, 10, 64); err == nil && n > thinThreshold {
+			big[sha] = true
 		}
 	}
-	if len(missing) == 0 {
-		return tree, 0, nil
-	}
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "absent-index")}
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "thin-index")}
 	if _, err := git(ctx, gitDir, env, "read-tree", tree); err != nil {
-		return "", 0, err
+		return "", 0, 0, err
 	}
-	n := 0
+	absent, thinned := 0, 0
 	for _, b := range blobs {
-		if !missing[b.sha] {
+		var why string
+		switch {
+		case missing[b.sha]:
+			absent++
+			why = "is absent from the repository's snapshot"
+		case big[b.sha] && !changed[b.path] && !keptWhole(b.path):
+			thinned++
+			why = "is left out of the case: the review does not read it"
+		default:
 			continue
 		}
-		n++
 		hash := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "hash-object", "-w", "--stdin")
 		hash.Env = gitEnv(nil)
-		hash.Stdin = strings.NewReader("placeholder: blob " + b.sha + " is absent from the repository's snapshot\n")
+		hash.Stdin = strings.NewReader("placeholder: blob " + b.sha + " " + why + "\n")
 		ph, err := hash.Output()
 		if err != nil {
-			return "", 0, fmt.Errorf("git hash-object: %w", err)
+			return "", 0, 0, fmt.Errorf("git hash-object: %w", err)
 		}
 		if _, err := git(ctx, gitDir, env, "update-index", "--cacheinfo", b.mode+","+strings.TrimSpace(string(ph))+","+b.path); err != nil {
-			return "", 0, err
+			return "", 0, 0, err
 		}
 	}
+	if absent+thinned == 0 {
+		return tree, 0, 0, nil
+	}
 	t, err := git(ctx, gitDir, env, "write-tree")
-	return t, n, err
+	return t, absent, thinned, err
 }
 
 // mirrorGitDir finds the git directory of repo's snapshot under mirrors:
