@@ -137,6 +137,8 @@ type CaseReport struct {
 	Head    string `json:"head"`
 	Error   string `json:"error,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
+	// Summary is the review's summary, as quorum review prints it.
+	Summary string `json:"summary,omitempty"`
 	// Reason is why the review could not run, when it could not.
 	Reason   string          `json:"reason,omitempty"`
 	Failed   []string        `json:"failed_specialists,omitempty"`

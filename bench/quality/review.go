@@ -31,6 +31,7 @@ const childEnv = "QUORUM_BENCH_QUALITY_CHILD"
 type Outcome struct {
 	Findings []Finding `json:"findings"`
 	Verdict  string    `json:"verdict"`
+	Summary  string    `json:"summary"`
 	Reason   string    `json:"reason,omitempty"`
 	Failed   []string  `json:"failed,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
@@ -72,7 +73,7 @@ func reviewCase(ctx context.Context, repo, name, base, head string, timeout time
 		return Outcome{}, fmt.Errorf("review interrupted: %w", err)
 	}
 	out := Outcome{
-		Findings: []Finding{}, Verdict: res.Review.Verdict, Reason: res.Reason, Notes: notes,
+		Findings: []Finding{}, Verdict: res.Review.Verdict, Summary: res.Review.Summary, Reason: res.Reason, Notes: notes,
 		Capped: res.Dropped.Capped, Seconds: seconds(time.Since(start)),
 	}
 	for _, o := range res.Outcomes {
@@ -159,7 +160,7 @@ func (r *runner) review(ctx context.Context, k Case) CaseReport {
 		cr.Error = fmt.Sprintf("decode the review's outcome: %v", err)
 		return cr
 	}
-	cr.Verdict, cr.Reason, cr.Failed, cr.Capped = o.Verdict, o.Reason, o.Failed, o.Capped
+	cr.Verdict, cr.Summary, cr.Reason, cr.Failed, cr.Capped = o.Verdict, o.Summary, o.Reason, o.Failed, o.Capped
 	cr.Notes = append(cr.Notes, o.Notes...)
 	cr.Seconds, cr.PeakRSS = o.Seconds, o.PeakRSS
 	for _, f := range o.Findings {
