@@ -55,9 +55,13 @@ type Meta struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// spec identifies what a case is made from.
+// layout is the version of how prepare makes a case; a case made by an
+// older one is made again.
+const layout = "2"
+
+// spec identifies what a case is made from, and how.
 func spec(k Case) string {
-	return strings.Join(append([]string{k.Repo, k.Kind, k.Commit}, k.Paths...), " ")
+	return strings.Join(append([]string{"layout" + layout, k.Repo, k.Kind, k.Commit}, k.Paths...), " ")
 }
 
 // preparer materialises cases from the mirrors into the work directory.
