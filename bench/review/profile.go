@@ -16,10 +16,7 @@ import (
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/specialist"
-	"github.com/quorum-review/quorum/internal/specialist/logic"
-	"github.com/quorum-review/quorum/internal/specialist/performance"
-	"github.com/quorum-review/quorum/internal/specialist/security"
-	"github.com/quorum-review/quorum/internal/specialist/tests"
+	"github.com/quorum-review/quorum/internal/specialist/builtin"
 )
 
 // profileInProcess reviews the change once more in this process, as
@@ -97,11 +94,10 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 	readBatch := time.Since(t)
 
 	loader := goanalysis.NewLoader(cfg)
-	sec, err := security.NewDefault(loader)
+	specs, _, err := builtin.New([]string{specialist.Logic, specialist.Security, specialist.Performance, specialist.Tests}, loader)
 	if err != nil {
 		return err
 	}
-	specs := []specialist.Specialist{logic.New(loader), sec, performance.New(loader), tests.New()}
 
 	runtime.GC()
 	var ms0 runtime.MemStats

@@ -23,10 +23,7 @@ import (
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/specialist"
-	"github.com/quorum-review/quorum/internal/specialist/logic"
-	"github.com/quorum-review/quorum/internal/specialist/performance"
-	"github.com/quorum-review/quorum/internal/specialist/security"
-	"github.com/quorum-review/quorum/internal/specialist/tests"
+	"github.com/quorum-review/quorum/internal/specialist/builtin"
 )
 
 const reviewSummary = `Reviews a change in a local git repository with the built-in specialists
@@ -154,7 +151,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
-	specs, missing, err := builtinSpecialists(cfg.Specialists)
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}))
 	if err != nil {
 		return reviewFailure(err)
 	}
@@ -222,33 +219,6 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	return nil
-}
-
-// builtinSpecialists constructs the enabled built-in specialists, in the
-// configuration's order, and names the enabled ones this build lacks.
-func builtinSpecialists(enabled []string) ([]specialist.Specialist, []string, error) {
-	loader := goanalysis.NewLoader(goanalysis.Config{})
-	var out []specialist.Specialist
-	var missing []string
-	for _, n := range enabled {
-		switch n {
-		case specialist.Logic:
-			out = append(out, logic.New(loader))
-		case specialist.Performance:
-			out = append(out, performance.New(loader))
-		case specialist.Security:
-			s, err := security.NewDefault(loader)
-			if err != nil {
-				return nil, nil, fmt.Errorf("security specialist: %w", err)
-			}
-			out = append(out, s)
-		case specialist.Tests:
-			out = append(out, tests.New())
-		default:
-			missing = append(missing, n)
-		}
-	}
-	return out, missing, nil
 }
 
 // progressPrinter reports each specialist's start and end on w.

@@ -15,9 +15,11 @@ import (
 
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/builtin"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/token"
 	"github.com/quorum-review/quorum/internal/webhook"
@@ -122,7 +124,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if work {
 		// The built-in specialists are made once (the secret rules take a
 		// moment to compile) and shared by every review.
-		all, _, err := builtinSpecialists(repoconfig.KnownSpecialists)
+		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goanalysis.Config{}))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,42 @@
+// Package builtin constructs quorum's built-in specialists (logic,
+// security, performance, tests) sharing one Go package loader, for the
+// commands that review with them: quorum review, quorum serve and the
+// benchmarks.
+package builtin
+
+import (
+	"fmt"
+
+	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/logic"
+	"github.com/quorum-review/quorum/internal/specialist/performance"
+	"github.com/quorum-review/quorum/internal/specialist/security"
+	"github.com/quorum-review/quorum/internal/specialist/tests"
+)
+
+// New constructs the enabled built-in specialists, in the order of
+// enabled, sharing loader, and names the enabled ones this build lacks.
+func New(enabled []string, loader *goanalysis.Loader) ([]specialist.Specialist, []string, error) {
+	var out []specialist.Specialist
+	var missing []string
+	for _, n := range enabled {
+		switch n {
+		case specialist.Logic:
+			out = append(out, logic.New(loader))
+		case specialist.Performance:
+			out = append(out, performance.New(loader))
+		case specialist.Security:
+			s, err := security.NewDefault(loader)
+			if err != nil {
+				return nil, nil, fmt.Errorf("security specialist: %w", err)
+			}
+			out = append(out, s)
+		case specialist.Tests:
+			out = append(out, tests.New())
+		default:
+			missing = append(missing, n)
+		}
+	}
+	return out, missing, nil
+}
