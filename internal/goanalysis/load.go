@@ -164,6 +164,9 @@ type Program struct {
 	registered []*analysis.Analyzer
 	once       sync.Once
 	results    map[*analysis.Analyzer]analyzed
+	// released says the dependencies' syntax was dropped after the
+	// registered analyzers ran.
+	released bool
 }
 
 // Fallback is a changed package that could not be type-checked.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/analysis/passes/inspect"
 	"golang.org/x/tools/go/ast/inspector"
+	"golang.org/x/tools/go/packages"
 )
 
 // Diagnostic is one analyzer diagnostic on a file of the repository.
@@ -125,7 +126,12 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 	if len(analyzers) == 0 || len(p.Packages) == 0 {
 		return ds, nil
 	}
-	p.once.Do(func() { p.results = p.check(p.registered) })
+	p.once.Do(func() {
+		p.results = p.check(p.registered)
+		if len(p.registered) > 0 {
+			p.release()
+		}
+	})
 	var rest []*analysis.Analyzer
 	for _, a := range analyzers {
 		r, ok := p.results[a]
@@ -138,6 +144,9 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 		}
 		ds = append(ds, r.ds...)
 	}
+	if len(rest) > 0 && p.released {
+		return nil, fmt.Errorf("analyzer %s was not registered with the loader before the program was analysed", rest[0].Name)
+	}
 	for _, r := range p.check(rest) {
 		if r.err != nil {
 			return nil, r.err
@@ -145,6 +154,24 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 		ds = append(ds, r.ds...)
 	}
 	return ds, nil
+}
+
+// release drops what only the analyzers needed once they have all run:
+// the syntax and type information of the dependencies (the changed
+// packages keep theirs, which the differential step reads). A program of
+// a large repository holds hundreds of megabytes there, and a review
+// loads the base after the head.
+func (p *Program) release() {
+	roots := map[*packages.Package]bool{}
+	for _, pkg := range p.Packages {
+		roots[pkg] = true
+	}
+	packages.Visit(p.Packages, nil, func(pkg *packages.Package) {
+		if !roots[pkg] {
+			pkg.Syntax, pkg.TypesInfo = nil, nil
+		}
+	})
+	p.released = true
 }
 
 // check runs analyzers over the packages with the checker.
