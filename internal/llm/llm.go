@@ -280,6 +280,12 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 	for _, r := range results {
 		all = append(all, r...)
 	}
+	// Every file of the change went to the model, whole or in parts.
+	for _, f := range c.Files {
+		if f.Status != change.StatusDeleted {
+			specialist.Analysed(ctx, "llm", f.NewPath)
+		}
+	}
 	return dedupe(all), nil
 }
 

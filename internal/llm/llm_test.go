@@ -149,9 +149,21 @@ func TestReviewRealChange(t *testing.T) {
 		{PathGlob: "docs/**", Text: "Docs instruction."},
 	}))
 
-	got, err := e.Review(context.Background(), c)
+	var covered []string
+	ctx := specialist.WithCoverage(context.Background(), func(cv specialist.Coverage) {
+		if cv.Analysed && cv.Engine == "llm" {
+			covered = append(covered, cv.Path)
+		}
+	})
+	got, err := e.Review(ctx, c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every file went to the model: the review knows they were analysed.
+	for _, f := range c.Files {
+		if !slices.Contains(covered, f.NewPath) {
+			t.Errorf("%s not reported as analysed by the model (reported: %q)", f.NewPath, covered)
+		}
 	}
 	var heads []string
 	for _, g := range got {
