@@ -19,6 +19,11 @@
 //
 //	go run ./bench/review
 //	go run ./bench/review --runs 15 --seed 2 --keep
+//	go run ./bench/review --repo ~/src/caddy --base v2.8.0 --head v2.8.1 --runs 3
+//
+// With --repo it reviews a real repository's change instead (time and
+// memory on a large repository); there are no planted problems then, and
+// the Go lines are estimated from the files' sizes (30 bytes a line).
 //
 // It is a command, not part of go test. See docs/performance.md.
 package main
@@ -46,12 +51,15 @@ import (
 )
 
 type config struct {
-	runs    int
-	cold    int
-	seed    uint64
-	keep    bool
-	timeout time.Duration
-	profile string
+	// repo, base and head name a real repository and change to review
+	// instead of the generated one.
+	repo, base, head string
+	runs             int
+	cold             int
+	seed             uint64
+	keep             bool
+	timeout          time.Duration
+	profile          string
 }
 
 func main() {
@@ -61,10 +69,17 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated repository and change")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (repository, binary, caches, outputs)")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "time limit of each run")
+	flag.StringVar(&cfg.repo, "repo", "", "review this git repository instead of the generated one (with --base and --head): a large real repository for time and memory")
+	flag.StringVar(&cfg.base, "base", "", "with --repo: the change's base revision")
+	flag.StringVar(&cfg.head, "head", "", "with --repo: the change's head revision")
 	flag.StringVar(&cfg.profile, "profile", "", "after the runs, review once more in this process, warm, in phases, and write CPU and heap profiles into this directory")
 	flag.Parse()
 	if cfg.runs < 1 || cfg.cold < 0 || cfg.cold > cfg.runs {
 		fmt.Fprintln(os.Stderr, "review: want --runs ≥ 1 and 0 ≤ --cold ≤ --runs")
+		os.Exit(2)
+	}
+	if (cfg.repo == "") != (cfg.base == "" && cfg.head == "") || cfg.repo != "" && (cfg.base == "" || cfg.head == "") {
+		fmt.Fprintln(os.Stderr, "review: --repo, --base and --head go together")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,11 +104,20 @@ func run(ctx context.Context, cfg config) error {
 
 	// The repository.
 	t0 := time.Now()
-	r := generate(cfg.seed)
-	repoDir := filepath.Join(tmp, "repo")
-	baseSHA, headSHA, err := commitRepo(ctx, repoDir, r)
-	if err != nil {
-		return fmt.Errorf("generate the repository: %w", err)
+	var r *repo
+	var repoDir, baseSHA, headSHA string
+	if cfg.repo != "" {
+		r = &repo{base: map[string]string{}}
+		repoDir = cfg.repo
+		if baseSHA, headSHA, err = resolve(ctx, repoDir, cfg.base, cfg.head); err != nil {
+			return err
+		}
+	} else {
+		r = generate(cfg.seed)
+		repoDir = filepath.Join(tmp, "repo")
+		if baseSHA, headSHA, err = commitRepo(ctx, repoDir, r); err != nil {
+			return fmt.Errorf("generate the repository: %w", err)
+		}
 	}
 	stats, err := diffStats(ctx, repoDir, baseSHA, headSHA)
 	if err != nil {
@@ -106,7 +130,12 @@ func run(ctx context.Context, cfg config) error {
 			goLines += strings.Count(src, "\n")
 		}
 	}
-	fmt.Fprintf(os.Stderr, "review: generated the repository in %s\n", time.Since(t0).Round(time.Millisecond))
+	if cfg.repo != "" {
+		if goFiles, goLines, err = countGo(ctx, repoDir, headSHA); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "review: the repository ready in %s\n", time.Since(t0).Round(time.Millisecond))
 
 	// The binary.
 	bin := filepath.Join(tmp, "quorum")
@@ -486,4 +515,37 @@ func mb(b int64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+// resolve turns --base and --head into commit ids of the repository.
+func resolve(ctx context.Context, dir, base, head string) (string, string, error) {
+	var out [2]string
+	for i, rev := range []string{base, head} {
+		b, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", rev+"^{commit}").Output()
+		if err != nil {
+			return "", "", fmt.Errorf("%s is not a commit of %s: %w", rev, dir, err)
+		}
+		out[i] = strings.TrimSpace(string(b))
+	}
+	return out[0], out[1], nil
+}
+
+// countGo counts the Go files and their lines at rev.
+func countGo(ctx context.Context, dir, rev string) (files, lines int, err error) {
+	list, err := exec.CommandContext(ctx, "git", "-C", dir, "ls-tree", "-r", "-l", rev).Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("git ls-tree: %w", err)
+	}
+	for _, l := range strings.Split(string(list), "\n") {
+		if strings.HasSuffix(l, ".go") {
+			files++
+			// Lines are estimated from the size: ls-tree -l gives bytes.
+			if f := strings.Fields(l); len(f) >= 4 {
+				if n, err := strconv.Atoi(f[3]); err == nil {
+					lines += n / 30
+				}
+			}
+		}
+	}
+	return files, lines, nil
 }

@@ -24,7 +24,11 @@ func report(w io.Writer, cfg config, info reportInfo, results []result) {
 	fmt.Fprintf(w, "- machine: %d CPUs (runtime.NumCPU), %s %s/%s, commit %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, info.commit)
 	fmt.Fprintf(w, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(w, "- load average at the start: %s; at the end: %s (1, 5, 15 min)\n", info.loadStart, info.loadEnd)
-	fmt.Fprintf(w, "- repository (seed %d): %d Go files, %d lines, in %d packages of one module, standard library only\n", cfg.seed, info.goFiles, info.goLines, info.pkgs)
+	if cfg.repo != "" {
+		fmt.Fprintf(w, "- repository %s: %d Go files, about %d lines\n", cfg.repo, info.goFiles, info.goLines)
+	} else {
+		fmt.Fprintf(w, "- repository (seed %d): %d Go files, %d lines, in %d packages of one module, standard library only\n", cfg.seed, info.goFiles, info.goLines, info.pkgs)
+	}
 	fmt.Fprintf(w, "- change %.12s..%.12s: %d files, +%d −%d (%d changed lines)\n", info.baseSHA, info.headSHA, info.stats.files, info.stats.added, info.stats.deleted, info.stats.added+info.stats.deleted)
 	fmt.Fprintf(w, "- runs: %d, of which %d cold (empty XDG_CACHE_HOME, so an empty GOCACHE for quorum's go list), the rest warm\n\n", len(results), cfg.cold)
 

@@ -24,14 +24,18 @@ import (
 // same packages at base, by content (analyzer, path across renames, the
 // message without numbers, the flagged line's text), and those found there
 // are dropped: the change did not introduce them. The base is loaded only
-// when there is a candidate to look for, only for the packages holding
-// one, and once per change for all specialists.
+// when there is a candidate whose flagged line's text the base file has
+// (any other cannot match), only for the packages holding one, and once
+// per change for all specialists.
 
 // candidate is a head diagnostic that may be new, with what in the change
 // caused it when it lies off the added lines.
 type candidate struct {
 	Diagnostic
 	cause string
+	// checkBase says the base must be asked: the flagged line's text is
+	// in the base file too.
+	checkBase bool
 }
 
 // introduced keeps the diagnostics the change introduced (see above); each
@@ -45,6 +49,25 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	}
 	var cands []candidate
 	needBase := map[string]bool{} // base paths of files with candidates
+	// A diagnostic is matched with base by its flagged line's text
+	// (diagnosticKey): one on a line whose text the base file does not
+	// have is new for certain, and needs no base to tell.
+	baseLines := map[string]map[string]bool{}
+	atBaseText := func(f *change.File, line string) (bool, error) {
+		lines, ok := baseLines[f.OldPath]
+		if !ok {
+			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
+			if err != nil {
+				return true, nil // unreadable: let the base load say
+			}
+			lines = map[string]bool{}
+			for _, l := range strings.Split(string(b), "\n") {
+				lines[strings.Join(strings.Fields(l), " ")] = true
+			}
+			baseLines[f.OldPath] = lines
+		}
+		return lines[strings.Join(strings.Fields(line), " ")], nil
+	}
 	for _, d := range ds {
 		f := files[d.Path]
 		if f == nil {
@@ -61,10 +84,17 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 				continue
 			}
 		}
-		cands = append(cands, cd)
 		if f.OldPath != "" && f.Status != change.StatusAdded {
-			needBase[f.OldPath] = true
+			there, err := atBaseText(f, p.lineText(d.Path, d.Line))
+			if err != nil {
+				return nil, err
+			}
+			if there {
+				cd.checkBase = true
+				needBase[f.OldPath] = true
+			}
 		}
+		cands = append(cands, cd)
 	}
 	if len(needBase) == 0 {
 		return cands, nil
@@ -97,8 +127,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 		}
 	}
 	cands = slices.DeleteFunc(cands, func(cd candidate) bool {
-		f := files[cd.Path]
-		return cd.cause != "" && f.Status != change.StatusAdded && !comparable[cd.Path]
+		return cd.checkBase && cd.cause != "" && !comparable[cd.Path]
 	})
 	atBase := map[string]int{}
 	for _, d := range bds {
@@ -111,7 +140,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	out := cands[:0]
 	for _, cd := range cands {
 		k := diagnosticKey(cd.Diagnostic, cd.Path, p.lineText(cd.Path, cd.Line))
-		if atBase[k] > 0 {
+		if cd.checkBase && atBase[k] > 0 {
 			atBase[k]--
 			continue
 		}
