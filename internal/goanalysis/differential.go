@@ -221,36 +221,34 @@ func causeIn(f *change.File, start, end int) string {
 	return ""
 }
 
-// enclosingFunc returns the head lines of the outermost function (a
-// declaration, or a literal at package level) that holds line of the file
-// at path.
+// enclosingFunc returns the head lines of the innermost function (a
+// declaration or a literal) that holds line of the file at path: a
+// closure the change did not touch is not changed because the function
+// around it was.
 func (p *Program) enclosingFunc(path string, line int) (start, end int, ok bool) {
 	fset, file := p.syntaxOf(path)
 	if file == nil {
 		return 0, 0, false
 	}
-	for _, d := range file.Decls {
-		s, e := fset.Position(d.Pos()).Line, fset.Position(d.End()).Line
+	ast.Inspect(file, func(n ast.Node) bool {
+		if n == nil {
+			return false
+		}
+		s, e := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line
 		if line < s || line > e {
-			continue
+			return false
 		}
-		if fd, isFunc := d.(*ast.FuncDecl); isFunc && fd.Body != nil {
-			return s, e, true
-		}
-		// A function literal in a package-level declaration.
-		ast.Inspect(d, func(n ast.Node) bool {
-			if fl, isLit := n.(*ast.FuncLit); isLit && !ok {
-				ls, le := fset.Position(fl.Pos()).Line, fset.Position(fl.End()).Line
-				if line >= ls && line <= le {
-					start, end, ok = ls, le, true
-				}
-				return false
+		switch fn := n.(type) {
+		case *ast.FuncDecl:
+			if fn.Body != nil {
+				start, end, ok = s, e, true
 			}
-			return !ok
-		})
-		return start, end, ok
-	}
-	return 0, 0, false
+		case *ast.FuncLit:
+			start, end, ok = s, e, true
+		}
+		return true
+	})
+	return start, end, ok
 }
 
 // syntaxOf returns the parsed file at a repository path, from the
