@@ -64,12 +64,41 @@ const (
 	defaultFetchCooldown = 5 * time.Millisecond
 )
 
-// ConfigureJobs creates the River client. Call it once, before transactions
-// that insert jobs.
+// ConfigureJobs creates the River client that works jobs (or, with Work
+// false, an insert-only one that checks kinds against Workers). Call it
+// once, before transactions that insert jobs. Without it, transactions
+// insert through an insert-only client of River's defaults, which suits a
+// command that saves and leaves the work to the server.
 func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
-	if db.jobs != nil {
+	db.jobsMu.Lock()
+	defer db.jobsMu.Unlock()
+	if db.configured {
 		return nil, errors.New("configure jobs: already configured")
 	}
+	j, err := db.newJobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db.jobs, db.configured = j, true
+	return j, nil
+}
+
+// inserter returns the client transactions insert jobs through, making an
+// insert-only one when ConfigureJobs was not called.
+func (db *DB) inserter() (*Jobs, error) {
+	db.jobsMu.Lock()
+	defer db.jobsMu.Unlock()
+	if db.jobs == nil {
+		j, err := db.newJobs(JobsConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("insert job: %w", err)
+		}
+		db.jobs = j
+	}
+	return db.jobs, nil
+}
+
+func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 	rcfg := &river.Config{
 		Logger:       cfg.Logger,
 		PeriodicJobs: cfg.PeriodicJobs,
@@ -132,7 +161,6 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure jobs: %w", err)
 	}
-	db.jobs = j
 	return j, nil
 }
 

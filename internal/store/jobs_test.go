@@ -139,17 +139,42 @@ func TestJobCommitsWithTransaction(t *testing.T) {
 	})
 }
 
-func TestInsertJobNeedsJobs(t *testing.T) {
+// TestInsertJobWithoutConfigure: a database whose job queue was not
+// configured (a CLI command that saves) still inserts jobs in its
+// transactions, and a worker configured later on the same database (the
+// server) works them.
+func TestInsertJobWithoutConfigure(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		err := db.InTx(context.Background(), func(tx store.Tx) error {
-			return tx.InsertJob(context.Background(), markArgs{Mark: "x"}, nil)
+			return tx.InsertJob(context.Background(), markArgs{Mark: "from-cli"}, nil)
 		})
-		if err == nil {
-			t.Error("InsertJob without ConfigureJobs succeeded")
+		if err != nil {
+			t.Fatalf("InsertJob without ConfigureJobs: %v", err)
+		}
+		w, _ := startJobs(t, db)
+		select {
+		case got := <-w.worked:
+			if got != "from-cli" {
+				t.Errorf("worked %q, want from-cli", got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the job inserted before ConfigureJobs was not worked within 20 s")
 		}
 	})
+}
+
+// TestConfigureJobsOnce: ConfigureJobs still refuses a second call.
+func TestConfigureJobsOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err == nil {
+		t.Error("a second ConfigureJobs succeeded")
+	}
 }
 
 func TestOptimizeWorker(t *testing.T) {

@@ -63,7 +63,13 @@ type DB struct {
 	// PostgreSQL: one pool for everything.
 	pool *pgxpool.Pool
 
-	jobs *Jobs
+	// jobs is River's client: the one ConfigureJobs made (configured), or
+	// else an insert-only one made at the first insert, so that every
+	// writer — a CLI command as much as the server — can queue the jobs
+	// its writes cause (webhook deliveries of the events it records).
+	jobsMu     sync.Mutex
+	jobs       *Jobs
+	configured bool
 }
 
 // Open opens (and for SQLite creates) the database. It does not migrate;
@@ -226,14 +232,14 @@ func (db *DB) Writer() Querier {
 func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) error {
 	if db.pool != nil {
 		return pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
-			return fn(&pgxTx{pgxQuerier: pgxQuerier{ptx}, tx: ptx, jobs: db.jobs})
+			return fn(&pgxTx{pgxQuerier: pgxQuerier{ptx}, tx: ptx, jobs: db.inserter})
 		})
 	}
 	stx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&sqlTx{sqlQuerier: sqlQuerier{stx}, tx: stx, jobs: db.jobs}); err != nil {
+	if err := fn(&sqlTx{sqlQuerier: sqlQuerier{stx}, tx: stx, jobs: db.inserter}); err != nil {
 		_ = stx.Rollback()
 		return err
 	}
@@ -349,14 +355,15 @@ func (r sqlRows) Close() { _ = r.Rows.Close() }
 type sqlTx struct {
 	sqlQuerier
 	tx   *sql.Tx
-	jobs *Jobs
+	jobs func() (*Jobs, error)
 }
 
 func (t *sqlTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
-	if t.jobs == nil || t.jobs.sqlite == nil {
-		return errors.New("insert job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return err
 	}
-	_, err := t.jobs.sqlite.InsertTx(ctx, t.tx, args, opts)
+	_, err = j.sqlite.InsertTx(ctx, t.tx, args, opts)
 	return err
 }
 
@@ -396,14 +403,15 @@ func (r pgxRows) Close() { r.Rows.Close() }
 type pgxTx struct {
 	pgxQuerier
 	tx   pgx.Tx
-	jobs *Jobs
+	jobs func() (*Jobs, error)
 }
 
 func (t *pgxTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
-	if t.jobs == nil || t.jobs.pg == nil {
-		return errors.New("insert job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return err
 	}
-	_, err := t.jobs.pg.InsertTx(ctx, t.tx, args, opts)
+	_, err = j.pg.InsertTx(ctx, t.tx, args, opts)
 	return err
 }
 
