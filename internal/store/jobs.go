@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Jobs is River's client over this database. Jobs are inserted through a Tx
@@ -37,7 +38,8 @@ type JobsConfig struct {
 	Queues map[string]int
 	// PeriodicJobs are scheduled by the elected leader.
 	PeriodicJobs []*river.PeriodicJob
-	// Logger receives River's own logs.
+	// Logger receives River's own logs and quorum's line for each failed
+	// attempt: WARN when it will be retried, ERROR when the job gives up.
 	Logger *slog.Logger
 	// PollInterval is how often the default queue's workers look for jobs
 	// when not notified: SQLite has no LISTEN/NOTIFY, so there it is how
@@ -115,6 +117,7 @@ func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 	if cfg.Logger == nil {
 		rcfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	rcfg.Middleware = []rivertype.Middleware{&jobGuard{log: rcfg.Logger}}
 	if cfg.Work {
 		if cfg.Workers == nil {
 			return nil, errors.New("configure jobs: workers required to work jobs")

@@ -259,7 +259,7 @@ type sqlConn interface {
 type sqlQuerier struct{ c sqlConn }
 
 func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := q.c.ExecContext(ctx, query, args...)
+	res, err := q.c.ExecContext(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -267,7 +267,7 @@ func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64,
 }
 
 func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := q.c.QueryContext(ctx, query, args...)
+	rows, err := q.c.QueryContext(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 }
 
 func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return row{q.c.QueryRowContext(ctx, query, args...)}
+	return row{q.c.QueryRowContext(ctx, query, cleanArgs(args)...)}
 }
 
 // stmtCache is a Querier over a *sql.DB that prepares each distinct query
@@ -307,7 +307,7 @@ func (c *stmtCache) Exec(ctx context.Context, query string, args ...any) (int64,
 	if err != nil {
 		return 0, err
 	}
-	res, err := st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -319,7 +319,7 @@ func (c *stmtCache) Query(ctx context.Context, query string, args ...any) (Rows,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func (c *stmtCache) QueryRow(ctx context.Context, query string, args ...any) Row
 	if err != nil {
 		return errRow{err}
 	}
-	return row{st.QueryRowContext(ctx, args...)}
+	return row{st.QueryRowContext(ctx, cleanArgs(args)...)}
 }
 
 func (c *stmtCache) close() error {
@@ -377,7 +377,7 @@ type pgxExecer interface {
 type pgxQuerier struct{ c pgxExecer }
 
 func (q pgxQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := q.c.Exec(ctx, query, args...)
+	tag, err := q.c.Exec(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -385,7 +385,7 @@ func (q pgxQuerier) Exec(ctx context.Context, query string, args ...any) (int64,
 }
 
 func (q pgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := q.c.Query(ctx, query, args...)
+	rows, err := q.c.Query(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +393,7 @@ func (q pgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 }
 
 func (q pgxQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return row{q.c.QueryRow(ctx, query, args...)}
+	return row{q.c.QueryRow(ctx, query, cleanArgs(args)...)}
 }
 
 type pgxRows struct{ pgx.Rows }
