@@ -61,26 +61,8 @@ func (s *syncBuffer) String() string {
 // at WARN into the returned buffer.
 func startFailJobs(t *testing.T, db *store.DB) (*markWorker, *syncBuffer) {
 	t.Helper()
-	workers := river.NewWorkers()
-	w := &markWorker{worked: make(chan string, 16)}
-	river.AddWorker(workers, w)
-	river.AddWorker(workers, failWorker{})
 	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 50 * time.Millisecond, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jobs.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := jobs.Stop(ctx); err != nil {
-			t.Errorf("stop jobs: %v", err)
-		}
-	})
+	w, _ := runJobs(t, db, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	return w, logs
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -35,10 +36,18 @@ func (w *markWorker) Work(_ context.Context, job *river.Job[markArgs]) error {
 // startJobs runs a River client with the mark worker on db until test end.
 func startJobs(t *testing.T, db *store.DB) (*markWorker, <-chan *river.Event) {
 	t.Helper()
+	return runJobs(t, db, nil)
+}
+
+// runJobs runs a River client with the mark and fail workers on db until
+// test end, logging to log.
+func runJobs(t *testing.T, db *store.DB, log *slog.Logger) (*markWorker, <-chan *river.Event) {
+	t.Helper()
 	workers := river.NewWorkers()
 	w := &markWorker{worked: make(chan string, 16)}
 	river.AddWorker(workers, w)
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond})
+	river.AddWorker(workers, failWorker{})
+	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 50 * time.Millisecond, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
