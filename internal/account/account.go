@@ -43,24 +43,19 @@ var ErrInvalidLogin = errors.New("invalid login")
 const maxLogin = 39
 
 // ValidateLogin checks login against GitHub's rules for user and
-// organization names: 1 to 39 ASCII letters and digits in runs separated
-// by single hyphens, neither first nor last. An underscore may separate
-// runs too, for the "_shortcode" suffix of enterprise managed users.
+// organization names: 1 to 39 ASCII letters, digits and hyphens, not
+// starting with a hyphen. (GitHub now also refuses a trailing or doubled
+// hyphen, but older accounts have them, so they are let through.) An
+// underscore is allowed too, for the "_shortcode" suffix of enterprise
+// managed users.
 func ValidateLogin(login string) error {
-	ok := login != "" && len(login) <= maxLogin
-	prevSep := true // the first character may not be a separator
+	ok := login != "" && len(login) <= maxLogin && login[0] != '-' && login[0] != '_'
 	for i := 0; ok && i < len(login); i++ {
-		switch c := login[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-			prevSep = false
-		case (c == '-' || c == '_') && !prevSep:
-			prevSep = true
-		default:
-			ok = false
-		}
+		c := login[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 	}
-	if !ok || prevSep {
-		return fmt.Errorf("%w %q: GitHub logins are 1 to %d letters, digits and single hyphens, not starting or ending with a hyphen", ErrInvalidLogin, login, maxLogin)
+	if !ok {
+		return fmt.Errorf("%w %q: GitHub logins are 1 to %d letters, digits and hyphens, not starting with a hyphen", ErrInvalidLogin, login, maxLogin)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
@@ -54,6 +55,8 @@ type GitHub interface {
 	CanWrite(ctx context.Context, installationID int64, owner, repo, login string) (bool, error)
 	// PullHead returns the pull request's current head and base commits.
 	PullHead(ctx context.Context, installationID int64, owner, repo string, number int) (head, base string, err error)
+	// HasRepository reports whether the installation was given owner/repo.
+	HasRepository(ctx context.Context, installationID int64, owner, repo string) (bool, error)
 }
 
 // Config configures the intake.
@@ -224,6 +227,12 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
 		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the App's webhook content type to application/json.")
+		return
+	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259), as GitHub sends it; what is not would
+		// be stored as text, which PostgreSQL refuses.
+		in.problem(w, r, http.StatusBadRequest, "", "The body is not valid UTF-8.")
 		return
 	}
 	var env envelope

@@ -1023,3 +1023,72 @@ func TestBaseChangeReviewsAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestPullRequestOnlyForItsInstallation: a signed pull_request naming
+// another account's repository under an installation that lacks it is
+// ignored (issue 10 item 12: it filed beta/secret-repo under acme and
+// queued a review); a repository the installation was given, recorded or
+// as GitHub says, is reviewed.
+func TestPullRequestOnlyForItsInstallation(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		f.deliver(t, "installation", example(t, "installation.created.json", nil)) // Codertocat, 957387: Hello-World
+		f.gh.AddRepo("beta", "secret-repo", t.TempDir())
+		f.gh.Grant("beta", "secret-repo", 31337) // beta's installation, not Codertocat's
+		f.gh.AddRepo("Codertocat", "Given-Later", t.TempDir())
+		f.gh.Grant("Codertocat", "Given-Later", 957387)
+		pr := func(owner, name string) []byte {
+			return example(t, "pull_request.opened.json", func(m map[string]any) {
+				m["installation"] = map[string]any{"id": 957387}
+				r := m["repository"].(map[string]any)
+				r["name"], r["full_name"] = name, owner+"/"+name
+				r["owner"].(map[string]any)["login"] = owner
+			})
+		}
+		f.deliver(t, "pull_request", pr("beta", "secret-repo"))
+		if n := count(t, f.db, `SELECT COUNT(*) FROM repositories WHERE lower(owner) = 'beta'`); n != 0 {
+			t.Errorf("beta/secret-repo was recorded (%d rows) from Codertocat's installation", n)
+		}
+		if jobs := reviewJobs(t, f.db); len(jobs) != 0 {
+			t.Fatalf("reviews queued for a repository the installation lacks: %v", jobs)
+		}
+		f.deliver(t, "pull_request", pr("Codertocat", "Hello-World"))
+		f.deliver(t, "pull_request", pr("Codertocat", "Given-Later"))
+		jobs := reviewJobs(t, f.db)
+		if len(jobs) != 2 || jobs[0]["repo"] != "Hello-World" || jobs[1]["repo"] != "Given-Later" {
+			t.Errorf("review jobs %v, want Hello-World's and Given-Later's", jobs)
+		}
+	})
+}
+
+// TestHostileTextInDeliveries: a signed body with a raw \xff is a 400 on
+// both databases (issue 10 item 11: a 500 on PostgreSQL), and an
+// installation whose login holds a NUL is refused without stopping the
+// deliveries after it (item 10: its error jammed River's completer).
+func TestHostileTextInDeliveries(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		raw := bytes.Replace(example(t, "installation.created.json", nil), []byte(`"Codertocat"`), []byte("\"Coder\xfftocat\""), 1)
+		if res := f.post(t, "installation", "", raw); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("raw \\xff: %d, want 400", res.StatusCode)
+		}
+
+		evil := example(t, "installation.created.json", func(m map[string]any) {
+			m["installation"].(map[string]any)["account"].(map[string]any)["login"] = "ev\u0000il"
+		})
+		if res := f.post(t, "installation", "", evil); res.StatusCode != http.StatusAccepted {
+			t.Fatalf("NUL login: %d, want 202", res.StatusCode)
+		}
+		f.deliver(t, "installation", example(t, "installation.created.json", nil))
+		if _, err := account.Find(context.Background(), f.db.Reader(), account.PlatformGitHub, "Codertocat"); err != nil {
+			t.Errorf("the delivery after the hostile one: %v", err)
+		}
+		var state string
+		if err := f.db.Reader().QueryRow(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id LIMIT 1`,
+			(intake.DeliveryArgs{}).Kind()).Scan(&state); err != nil || state != "cancelled" {
+			t.Errorf("the hostile delivery's job is %q (%v), want cancelled", state, err)
+		}
+	})
+}
