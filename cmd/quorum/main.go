@@ -121,6 +121,10 @@ func (d dbConfig) open(ctx context.Context, log *slog.Logger) (*store.DB, error)
 		db.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
+	for _, p := range db.Exposed() {
+		log.Warn("database readable by other users: it holds webhook secrets and the cursor key; chmod 700 the data directory and 600 its files",
+			"path", p)
+	}
 	for _, m := range res.Applied {
 		log.Info("applied migration", "version", m.Version, "name", m.Name)
 	}

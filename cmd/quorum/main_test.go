@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -552,5 +553,25 @@ func TestSafeRescueAfter(t *testing.T) {
 	}
 	if got := safeRescueAfter(); got != river.JobTimeoutDefault+rescueMargin {
 		t.Errorf("no limits: %v, want River's default job timeout + the margin", got)
+	}
+}
+
+// TestWarnsOfReadableDatabase: opening a database that others can read
+// logs a warning naming it (issue 10 item 15).
+func TestWarnsOfReadableDatabase(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	url := ""
+	d, err := dbConfig{dataDir: &dir, url: &url}.open(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"database readable by other users`) || !strings.Contains(logs.String(), dir+" (-rwxr-xr-x)") {
+		t.Errorf("no warning for the 0755 data directory:\n%s", logs.String())
 	}
 }

@@ -62,6 +62,8 @@ type DB struct {
 	readStmts *stmtCache
 	// PostgreSQL: one pool for everything.
 	pool *pgxpool.Pool
+	// dataDir is SQLite's data directory.
+	dataDir string
 
 	// jobs is River's client: the one ConfigureJobs made (configured), or
 	// else an insert-only one made at the first insert, so that every
@@ -84,6 +86,24 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // SQLitePath is where the embedded database lives in a data directory.
 func SQLitePath(dataDir string) string { return filepath.Join(dataDir, "quorum.db") }
 
+// Exposed lists the data directory and the database files (quorum.db and
+// its -wal and -shm) that users other than their owner may read or write
+// (for the directory: list or enter), for a warning at start. It is empty
+// for PostgreSQL.
+func (db *DB) Exposed() []string {
+	if db.dataDir == "" {
+		return nil
+	}
+	var out []string
+	path := SQLitePath(db.dataDir)
+	for _, p := range []string{db.dataDir, path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o077 != 0 {
+			out = append(out, fmt.Sprintf("%s (%s)", p, st.Mode().Perm()))
+		}
+	}
+	return out
+}
+
 func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	dir := cfg.DataDir
 	if dir == "" {
@@ -93,6 +113,14 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	path := SQLitePath(dir)
+	// The database holds webhook secrets and the cursor key: only its
+	// owner may read it. SQLite creates the -wal and -shm files with the
+	// database file's mode, so creating that one 0600 covers all three.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	f.Close()
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	wconn, err := sqlite.NewConnector("file:" + url.PathEscape(path) + "?" + pragmas + "&_txlock=immediate")
 	if err != nil {
@@ -116,7 +144,7 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read, readStmts: &stmtCache{db: read}}, nil
+	return &DB{dialect: SQLite, write: write, read: read, readStmts: &stmtCache{db: read}, dataDir: dir}, nil
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
