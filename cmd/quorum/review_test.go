@@ -402,3 +402,48 @@ func TestReviewSaveWithWebhook(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewNothing: on the default branch without --base there is
+// nothing to review, which is said, with how to pick a change, and exits
+// 2 (issue 10 item 6: it printed "Reviewed 0 files" and approved).
+func TestReviewNothing(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "# demo\n"})
+	r.Commit("base")
+	r.Write(map[string]string{"config/app.ini": "[aws]\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n"}) // uncommitted
+	for _, args := range [][]string{
+		{"--repo", r.Dir},
+		{"--repo", r.Dir, "--base", "HEAD"},
+	} {
+		out, errOut, code := reviewRun(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "nothing to review") || !strings.Contains(errOut, "--base") || !strings.Contains(errOut, "--uncommitted") {
+			t.Errorf("review %v: exit %d, stdout %q; stderr:\n%s\nwant exit 2 and nothing to review, naming --base and --uncommitted", args, code, out, errOut)
+		}
+		if strings.Contains(errOut, "started") {
+			t.Errorf("review %v ran specialists on nothing:\n%s", args, errOut)
+		}
+	}
+}
+
+// TestReviewUncommitted: --uncommitted reviews the work tree's changes
+// against HEAD, untracked files included.
+func TestReviewUncommitted(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "# demo\n"})
+	r.Commit("base")
+	r.Write(map[string]string{"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n"})
+	out, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted")
+	if code != 1 || !strings.Contains(out, "config/app.ini:3 CRITICAL") {
+		t.Fatalf("exit %d, want 1 and the key in the untracked file found; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	r.Git("add", "config/app.ini")
+	r.Commit("head")
+	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted"); code != 2 || !strings.Contains(errOut, "no uncommitted changes") {
+		t.Errorf("a clean work tree: exit %d, stderr:\n%s\nwant exit 2, no uncommitted changes", code, errOut)
+	}
+	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted", "--head", "HEAD~1"); code != 2 || !strings.Contains(errOut, "no --head") {
+		t.Errorf("--uncommitted with --head: exit %d, stderr:\n%s", code, errOut)
+	}
+}
