@@ -108,6 +108,9 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	if *pr < 0 {
 		return usageError{fmt.Errorf("--pr: want 0 or more, got %d", *pr)}
 	}
+	if err := account.ValidateLogin(*owner); *save && err != nil {
+		return usageError{fmt.Errorf("--owner: %w", err)}
+	}
 	if *name == "" {
 		abs, err := filepath.Abs(*repoDir)
 		if err != nil {
