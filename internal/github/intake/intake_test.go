@@ -1094,3 +1094,21 @@ func TestHostileTextInDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// TestInstallationTypeFromGitHub: an account made by "quorum token create"
+// before the App was installed (typed Organization, as nothing said
+// otherwise) is announced with the type GitHub gives (issue 10 item 3).
+func TestInstallationTypeFromGitHub(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		if _, err := account.Ensure(context.Background(), f.db.Writer(), account.PlatformGitHub, "Codertocat", ""); err != nil {
+			t.Fatal(err)
+		}
+		f.deliver(t, "installation", example(t, "installation.created.json", nil)) // account type User
+		got := installationEvents(t, f.db, "Codertocat")
+		if len(got) != 1 || got[0].Account.Type != "User" {
+			t.Errorf("installation.created = %+v, want the account typed User", got)
+		}
+	})
+}
