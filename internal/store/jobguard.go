@@ -69,7 +69,7 @@ func (g *jobGuard) logFailure(ctx context.Context, job *rivertype.JobRow, err er
 	level, msg := slog.LevelWarn, "job attempt failed; it will be retried"
 	switch {
 	case class == "stopped":
-		level, msg = slog.LevelInfo, "job interrupted by shutdown; it will be retried"
+		level, msg = slog.LevelInfo, "job interrupted (the client is stopping or the job was cancelled)"
 	case cancelled:
 		level, msg = slog.LevelError, "job cancelled; it will not be retried"
 	case job.Attempt >= job.MaxAttempts:
