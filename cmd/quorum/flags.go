@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -128,7 +129,7 @@ func (c *command) printUsage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s\n      %s", head, help)
 		var extra []string
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+		if !slices.Contains([]string{"", "false", "0", "0s", "[]"}, f.DefValue) {
 			extra = append(extra, "default "+f.DefValue)
 		}
 		if env := c.env[name]; env != "" {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -121,6 +122,10 @@ func (d dbConfig) open(ctx context.Context, log *slog.Logger) (*store.DB, error)
 		db.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
+	for _, p := range db.Exposed() {
+		log.Warn("database readable by other users: it holds webhook secrets and the cursor key; chmod 700 the data directory and 600 its files",
+			"path", p)
+	}
 	for _, m := range res.Applied {
 		log.Info("applied migration", "version", m.Version, "name", m.Name)
 	}
@@ -137,13 +142,23 @@ func (d dbConfig) describe() string {
 	return store.SQLitePath(*d.dataDir)
 }
 
-// newLogger makes the JSON logger at the named level.
+// newLogger makes the JSON logger at the named level. Durations are
+// written as Go writes them, with their unit ("1.5s", "250ms"), not as
+// the nanoseconds slog's JSON handler writes by default, whoever logs
+// them (quorum or River).
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usageError{fmt.Errorf("--log-level: want debug, info, warn or error, got %q", level)}
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: durationsWithUnits})), nil
+}
+
+func durationsWithUnits(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -172,20 +187,29 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// parseTTL reads a duration that may also be given in days ("30d").
+// maxTTL is the longest lifetime a token may be given: 100 years, well
+// inside what time arithmetic holds.
+const maxTTL = 100 * 365 * 24 * time.Hour
+
+// parseTTL reads a token's lifetime, which may also be given in days
+// ("30d"). Empty or "never" is no expiry (0); zero, negative, and
+// lifetimes over maxTTL (or too large to hold) are errors, never a silent
+// "never".
 func parseTTL(s string) (time.Duration, error) {
-	if s == "" || s == "0" || s == "never" {
+	if s == "" || s == "never" {
 		return 0, nil
 	}
+	bad := fmt.Errorf("want a positive duration of at most 100 years like 720h or 30d, or never, got %q", s)
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n > 0 && fmt.Sprint(n) == days {
-			return time.Duration(n) * 24 * time.Hour, nil
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n <= 0 || n > int64(maxTTL/(24*time.Hour)) {
+			return 0, bad
 		}
+		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("want a positive duration like 720h or 30d, got %q", s)
+	if err != nil || d <= 0 || d > maxTTL {
+		return 0, bad
 	}
 	return d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/token"
 	"github.com/quorum-review/quorum/internal/webhook"
 )
 
@@ -374,7 +376,10 @@ func TestParseTTL(t *testing.T) {
 			t.Errorf("parseTTL(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"soon", "-1h", "0d", "1.5d", "d"} {
+	// Zero and lifetimes too long to hold are errors, not "never" (issue
+	// 10 item 8): a token that never expires is asked for by omitting
+	// --expires, or with never.
+	for _, in := range []string{"soon", "-1h", "0d", "1.5d", "d", "0", "0s", "1000000d", "36500001d", "99999999999h", "101y", "36501d"} {
 		if _, err := parseTTL(in); err == nil {
 			t.Errorf("parseTTL(%q) accepted", in)
 		}
@@ -552,5 +557,112 @@ func TestSafeRescueAfter(t *testing.T) {
 	}
 	if got := safeRescueAfter(); got != river.JobTimeoutDefault+rescueMargin {
 		t.Errorf("no limits: %v, want River's default job timeout + the margin", got)
+	}
+}
+
+// TestWarnsOfReadableDatabase: opening a database that others can read
+// logs a warning naming it (issue 10 item 15).
+func TestWarnsOfReadableDatabase(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	url := ""
+	d, err := dbConfig{dataDir: &dir, url: &url}.open(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"database readable by other users`) || !strings.Contains(logs.String(), dir+" (-rwxr-xr-x)") {
+		t.Errorf("no warning for the 0755 data directory:\n%s", logs.String())
+	}
+}
+
+// TestSmallCLIDefects: one default in --job-rescue-after's help; a login
+// GitHub would not allow is a usage error; creating a token for an
+// account nobody had says so on stderr (issue 10 item 8).
+func TestSmallCLIDefects(t *testing.T) {
+	t.Parallel()
+	help, _, err := quorum(t, env(), "serve", "--help")
+	if !errors.Is(err, errHelp) {
+		t.Fatal(err)
+	}
+	_, rescue, _ := strings.Cut(help, "--job-rescue-after")
+	rescue, _, _ = strings.Cut(rescue, "\n  --")
+	if n := strings.Count(rescue, "(default"); n != 1 {
+		t.Errorf("--job-rescue-after's help says default %d times:\n%s", n, rescue)
+	}
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"token", "create", "--account", "ac me/../x", "--scope", "reviews:read"},
+		{"webhook", "create", "--account", "ac me/../x", "--url", "https://example.com/h"},
+	} {
+		_, _, err := quorum(t, env(), append(args, "--data-dir", dir)...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "GitHub logins are") {
+			t.Errorf("%v: %v, want a usage error naming GitHub's login rules", args, err)
+		}
+	}
+	_, errOut, err := quorum(t, env(), "token", "create", "--account", "acmee", "--scope", "reviews:read", "--data-dir", dir)
+	if err != nil || !strings.Contains(errOut, "created account acmee") {
+		t.Errorf("a token for a new account: %v, stderr %q; want it to say the account was created", err, errOut)
+	}
+	_, errOut, err = quorum(t, env(), "token", "create", "--account", "ACMEE", "--scope", "reviews:read", "--data-dir", dir)
+	if err != nil || strings.Contains(errOut, "created account") {
+		t.Errorf("a token for a known account: %v, stderr %q; want no account created", err, errOut)
+	}
+}
+
+// TestLogDurationsHaveUnits: durations in the JSON log carry their unit
+// (issue 10 item 8: they were unitless nanoseconds).
+func TestLogDurationsHaveUnits(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	log, err := newLogger(&b, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("x", "duration", 1500*time.Millisecond, slog.Duration("wait", 250*time.Microsecond))
+	if !strings.Contains(b.String(), `"duration":"1.5s"`) || !strings.Contains(b.String(), `"wait":"250µs"`) {
+		t.Errorf("log line %s, want durations with units", b.String())
+	}
+}
+
+// TestTokenListShowsRecentUse: a token used a moment ago by a running
+// server shows its last use in token list within the flush interval
+// (issue 10 item 8: it showed "-" for up to 30 s).
+func TestTokenListShowsRecentUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := serve(t, env(), "--data-dir", dir)
+	tok, errOut, err := quorum(t, env(), "token", "create", "--account", "acme", "--scope", "reviews:read", "--data-dir", dir)
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, errOut)
+	}
+	if status, body := get(t, base+"/v1/reviews?owner=acme&repo=widgets", strings.TrimSpace(tok)); status != 404 { // authenticated: no such repository
+		t.Fatalf("GET reviews: %d %v", status, body)
+	}
+	used := time.Now()
+	for {
+		out, _, err := quorum(t, env(), "token", "list", "--json", "--data-dir", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []struct {
+			LastUsedAt *time.Time `json:"last_used_at"`
+		}
+		if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 {
+			t.Fatalf("token list --json = %q (%v)", out, err)
+		}
+		if list[0].LastUsedAt != nil {
+			break
+		}
+		if time.Since(used) > token.FlushInterval+3*time.Second {
+			t.Fatalf("no last use %s after the token was used", time.Since(used).Round(time.Second))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,9 +35,17 @@ With --llm-base-url, specialists also (or instead, see --llm-mode) review
 through an OpenAI-compatible chat-completions endpoint; the change's diff is
 then sent to it (docs/llm.md says what exactly).
 
+By default the change is the head's commits since it left the default
+branch (its merge-base with origin/HEAD, main or master); --base names
+another base, and --uncommitted reviews the work tree's changes that are
+not committed yet (staged, unstaged, and untracked files that are not
+ignored) against HEAD. The work tree's files are read as they are: no
+filter, hook or other program of the repository runs.
+
 Exit status: 1 when the review fails the threshold (by default, when its
 verdict is request_changes; see --fail-on), 0 when it passes, 2 on errors
-(including a review that could not run because too few specialists finished).`
+(including a review that could not run because too few specialists
+finished, and a change with no file to review).`
 
 // verdictError is a review that fails --fail-on: exit status 1, as linters
 // use it, leaving 2 for errors.
@@ -61,6 +70,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	repoDir := c.String("repo", "", ".", "the git repository to review (a work tree or a git directory)")
 	base := c.String("base", "", "", "base revision (default: the merge-base of the head with the default branch)")
 	head := c.String("head", "", "HEAD", "head revision")
+	uncommitted := c.Bool("uncommitted", "", false, "review the work tree's uncommitted changes (staged, unstaged, and untracked files not ignored) against HEAD, or against --base")
 	format := c.String("format", "", "text", "output: text (for people), json (the API's full review) or sarif (SARIF 2.1.0)")
 	failOn := c.String("fail-on", "", "", "exit 1 when a finding is at or above this severity (critical, high, medium, low, info), or never (default: the blocking severity, i.e. when the verdict is request_changes)")
 	timeout := c.Duration("timeout", "", pipeline.DefaultTimeout, "time limit of each specialist")
@@ -95,6 +105,9 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	if *pr < 0 {
 		return usageError{fmt.Errorf("--pr: want 0 or more, got %d", *pr)}
 	}
+	if err := account.ValidateLogin(*owner); *save && err != nil {
+		return usageError{fmt.Errorf("--owner: %w", err)}
+	}
 	if *name == "" {
 		abs, err := filepath.Abs(*repoDir)
 		if err != nil {
@@ -103,9 +116,25 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		*name = filepath.Base(abs)
 	}
 
-	ch, err := change.NewLocal(*repoDir).Change(ctx, change.Ref{Owner: *owner, Repo: *name, PRNumber: *pr, Base: *base, Head: *head})
+	ref := change.Ref{Owner: *owner, Repo: *name, PRNumber: *pr, Base: *base, Head: *head}
+	var ch *change.Change
+	if *uncommitted {
+		if *head != "HEAD" {
+			return usageError{errors.New("--uncommitted reviews the work tree against HEAD (or --base); it takes no --head")}
+		}
+		var cleanup func()
+		ch, cleanup, err = change.NewLocal(*repoDir).Uncommitted(ctx, ref)
+		if err == nil {
+			defer cleanup()
+		}
+	} else {
+		ch, err = change.NewLocal(*repoDir).Change(ctx, ref)
+	}
 	if err != nil {
 		return reviewFailure(fmt.Errorf("read the change: %w", err))
+	}
+	if len(ch.Files) == 0 {
+		return reviewFailure(nothingToReview(ch, *base, *head, *uncommitted))
 	}
 	cfg, problems := repoconfig.Load(ctx, ch)
 
@@ -219,6 +248,25 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	return nil
+}
+
+// nothingToReview says why a change has no file to review and how to pick
+// one that has.
+func nothingToReview(ch *change.Change, base, head string, uncommitted bool) error {
+	what := fmt.Sprintf("%s..%s changes no file", shortSHA(ch.BaseSHA), shortSHA(ch.HeadSHA))
+	switch {
+	case len(ch.Skipped) > 0:
+		what = fmt.Sprintf("%s quorum reviews (%s changed, all skipped: generated, vendored, lock, binary or minified)",
+			what, plural(len(ch.Skipped), "file"))
+	case uncommitted:
+		what = "the work tree has no uncommitted changes (staged, unstaged or untracked) against " + cmp.Or(base, "HEAD")
+	case ch.BaseSHA == ch.HeadSHA && base == "":
+		what = fmt.Sprintf("%s (%s) is its own base: it has no commits since it left the default branch (you may be on the default branch)",
+			head, shortSHA(ch.HeadSHA))
+	case ch.BaseSHA == ch.HeadSHA:
+		what = fmt.Sprintf("--base %s and --head %s are the same commit (%s)", base, head, shortSHA(ch.HeadSHA))
+	}
+	return fmt.Errorf("nothing to review: %s; name a base with --base (e.g. --base HEAD~1 or --base origin/main), or review the work tree's uncommitted changes with --uncommitted", what)
 }
 
 // progressPrinter reports each specialist's start and end on w.

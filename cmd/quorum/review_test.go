@@ -18,6 +18,8 @@ import (
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/webhook/fanout"
 )
 
 // gitRepo makes a real git repository in a temp dir: main holds base, and
@@ -359,5 +361,89 @@ func TestReviewRateLimit(t *testing.T) {
 	}
 	if failed.Reason != event.ReasonRateLimit || failed.Owner != "acme" || failed.Repo != "api" || len(failed.HeadSHA) != 40 {
 		t.Errorf("review.failed = %+v, want rate_limit for acme/api at the head", failed)
+	}
+}
+
+// TestReviewSaveWithWebhook: --save on an account with a webhook endpoint
+// stores the review, its events and their deliveries' jobs (issue 10 item
+// 1: it failed with "job queue not configured"), on both databases.
+func TestReviewSaveWithWebhook(t *testing.T) {
+	t.Parallel()
+	repoDir := leakRepo(t)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			cfg := store.Config{DataDir: t.TempDir()}
+			dbArgs := []string{"--data-dir", cfg.DataDir}
+			if backend == "postgres" {
+				cfg.URL = storetest.PostgresURL(t)
+				dbArgs = []string{"--database-url", cfg.URL}
+			}
+			if _, errOut, err := quorum(t, env(), append([]string{"webhook", "create", "--account", "acme", "--url", "http://127.0.0.1:18909/h"}, dbArgs...)...); err != nil {
+				t.Fatalf("webhook create: %v\n%s", err, errOut)
+			}
+			_, errOut, code := reviewRun(t, append([]string{"--repo", repoDir, "--save", "--owner", "acme", "--name", "widgets", "--pr", "42"}, dbArgs...)...)
+			if code != 1 || !strings.Contains(errOut, "saved review rev_") {
+				t.Fatalf("exit %d, want 1 (a critical finding) and the review saved; stderr:\n%s", code, errOut)
+			}
+			ctx := context.Background()
+			db, err := store.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var jobs int
+			if err := db.Reader().QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = $1`, (fanout.DeliverArgs{}).Kind()).Scan(&jobs); err != nil {
+				t.Fatal(err)
+			}
+			if jobs != 2 {
+				t.Errorf("%d delivery jobs, want 2 (review.completed and finding.created)", jobs)
+			}
+		})
+	}
+}
+
+// TestReviewNothing: on the default branch without --base there is
+// nothing to review, which is said, with how to pick a change, and exits
+// 2 (issue 10 item 6: it printed "Reviewed 0 files" and approved).
+func TestReviewNothing(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "# demo\n"})
+	r.Commit("base")
+	r.Write(map[string]string{"config/app.ini": "[aws]\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n"}) // uncommitted
+	for _, args := range [][]string{
+		{"--repo", r.Dir},
+		{"--repo", r.Dir, "--base", "HEAD"},
+	} {
+		out, errOut, code := reviewRun(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "nothing to review") || !strings.Contains(errOut, "--base") || !strings.Contains(errOut, "--uncommitted") {
+			t.Errorf("review %v: exit %d, stdout %q; stderr:\n%s\nwant exit 2 and nothing to review, naming --base and --uncommitted", args, code, out, errOut)
+		}
+		if strings.Contains(errOut, "started") {
+			t.Errorf("review %v ran specialists on nothing:\n%s", args, errOut)
+		}
+	}
+}
+
+// TestReviewUncommitted: --uncommitted reviews the work tree's changes
+// against HEAD, untracked files included.
+func TestReviewUncommitted(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "# demo\n"})
+	r.Commit("base")
+	r.Write(map[string]string{"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n"})
+	out, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted")
+	if code != 1 || !strings.Contains(out, "config/app.ini:3 CRITICAL") {
+		t.Fatalf("exit %d, want 1 and the key in the untracked file found; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	r.Git("add", "config/app.ini")
+	r.Commit("head")
+	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted"); code != 2 || !strings.Contains(errOut, "no uncommitted changes") {
+		t.Errorf("a clean work tree: exit %d, stderr:\n%s\nwant exit 2, no uncommitted changes", code, errOut)
+	}
+	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted", "--head", "HEAD~1"); code != 2 || !strings.Contains(errOut, "no --head") {
+		t.Errorf("--uncommitted with --head: exit %d, stderr:\n%s", code, errOut)
 	}
 }

@@ -202,7 +202,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); tokens.RunFlusher(bg, 30*time.Second) }()
+	go func() { defer wg.Done(); tokens.RunFlusher(bg, token.FlushInterval) }()
 	if err := jobs.Start(bg); err != nil {
 		stopBG()
 		ln.Close()

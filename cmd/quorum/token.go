@@ -75,13 +75,16 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 	var scopes stringList
 	c.Var(&scopes, "scope", "", "scope to grant: reviews:read, findings:read, webhooks:read or webhooks:write (repeatable, or comma-separated; required)")
 	name := c.String("name", "", "", "a name to recognise the token by in token list")
-	expires := c.String("expires", "", "", "lifetime, e.g. 720h or 90d (default: never expires)")
+	expires := c.String("expires", "", "", "lifetime, e.g. 720h or 90d, at most 100 years; omit it (or say never) for a token that never expires")
 	asJSON := c.Bool("json", "", false, "print the token and its details as one JSON object on standard output")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
 	if *acct == "" {
 		return usageError{errors.New("token create: --account is required")}
+	}
+	if err := account.ValidateLogin(*acct); err != nil {
+		return usageError{fmt.Errorf("token create: --account: %w", err)}
 	}
 	if len(scopes) == 0 {
 		return usageError{fmt.Errorf("token create: at least one --scope is required (%s)", strings.Join(token.AllScopes, ", "))}
@@ -100,9 +103,12 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer d.Close()
-	a, err := account.Ensure(ctx, d.Writer(), account.PlatformGitHub, *acct, "")
+	a, created, err := account.EnsureCreated(ctx, d.Writer(), account.PlatformGitHub, *acct, "")
 	if err != nil {
 		return err
+	}
+	if created {
+		fmt.Fprintf(stderr, "quorum: created account %s: no account had that login yet (check its spelling; the GitHub App's installation on it will take it over)\n", a.Login)
 	}
 	store := token.NewStore(d, time.Now)
 	t, secret, err := store.Create(ctx, a.ID, *name, scopes, ttl)
@@ -124,7 +130,7 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 }
 
 func runTokenList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	c := newCommand("list", "quorum token list [flags]", "Lists tokens, oldest first, without their secrets.")
+	c := newCommand("list", "quorum token list [flags]", fmt.Sprintf("Lists tokens, oldest first, without their secrets. LAST USED is what quorum serve\nhas written: a use shows within %s, and a token in steady use is written\nonce a minute, so it is exact to the minute.", token.FlushInterval))
 	db := addDBFlags(c)
 	acct := c.String("account", "", "", "only this account's tokens")
 	asJSON := c.Bool("json", "", false, "print a JSON array")

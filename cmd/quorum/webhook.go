@@ -88,6 +88,9 @@ func runWebhookCreate(ctx context.Context, args []string, getenv func(string) st
 	if *acct == "" {
 		return usageError{errors.New("webhook create: --account is required")}
 	}
+	if err := account.ValidateLogin(*acct); err != nil {
+		return usageError{fmt.Errorf("webhook create: --account: %w", err)}
+	}
 	if *url == "" {
 		return usageError{errors.New("webhook create: --url is required")}
 	}

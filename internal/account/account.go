@@ -36,22 +36,54 @@ type Repository struct {
 	Name      string
 }
 
+// ErrInvalidLogin is returned for a login GitHub would not allow.
+var ErrInvalidLogin = errors.New("invalid login")
+
+// maxLogin is the longest login GitHub allows.
+const maxLogin = 39
+
+// ValidateLogin checks login against GitHub's rules for user and
+// organization names: 1 to 39 ASCII letters, digits and hyphens, not
+// starting with a hyphen. (GitHub now also refuses a trailing or doubled
+// hyphen, but older accounts have them, so they are let through.) An
+// underscore is allowed too, for the "_shortcode" suffix of enterprise
+// managed users.
+func ValidateLogin(login string) error {
+	ok := login != "" && len(login) <= maxLogin && login[0] != '-' && login[0] != '_'
+	for i := 0; ok && i < len(login); i++ {
+		c := login[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	if !ok {
+		return fmt.Errorf("%w %q: GitHub logins are 1 to %d letters, digits and hyphens, not starting with a hyphen", ErrInvalidLogin, login, maxLogin)
+	}
+	return nil
+}
+
 // Ensure returns the account with this login on the platform, creating it
 // when missing. Logins compare case-insensitively, as on GitHub.
 func Ensure(ctx context.Context, q store.Querier, platform, login, typ string) (Account, error) {
-	if login == "" {
-		return Account{}, errors.New("ensure account: empty login")
+	a, _, err := EnsureCreated(ctx, q, platform, login, typ)
+	return a, err
+}
+
+// EnsureCreated is Ensure that also reports whether the account was
+// created by this call.
+func EnsureCreated(ctx context.Context, q store.Querier, platform, login, typ string) (Account, bool, error) {
+	if err := ValidateLogin(login); err != nil {
+		return Account{}, false, fmt.Errorf("ensure account: %w", err)
 	}
 	if typ == "" {
 		typ = "Organization"
 	}
 	now := time.Now()
-	_, err := q.Exec(ctx, `INSERT INTO accounts (id, platform, login, type, created_at) VALUES ($1, $2, $3, $4, $5)
+	n, err := q.Exec(ctx, `INSERT INTO accounts (id, platform, login, type, created_at) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (platform, lower(login)) DO NOTHING`, id.New(id.Account, now), platform, login, typ, store.Micros(now))
 	if err != nil {
-		return Account{}, fmt.Errorf("ensure account %s: %w", login, err)
+		return Account{}, false, fmt.Errorf("ensure account %s: %w", login, err)
 	}
-	return Find(ctx, q, platform, login)
+	a, err := Find(ctx, q, platform, login)
+	return a, n > 0, err
 }
 
 // Owner is a platform account as the platform's events name it.
@@ -75,8 +107,8 @@ func EnsureOwner(ctx context.Context, q store.Querier, platform string, o Owner)
 	if o.ExternalID == 0 {
 		return Ensure(ctx, q, platform, o.Login, o.Type)
 	}
-	if o.Login == "" {
-		return Account{}, errors.New("ensure account: empty login")
+	if err := ValidateLogin(o.Login); err != nil {
+		return Account{}, fmt.Errorf("ensure account: %w", err)
 	}
 	for inserted := false; ; inserted = true {
 		a, err := findExternal(ctx, q, platform, o.ExternalID)
@@ -116,11 +148,18 @@ ON CONFLICT DO NOTHING`, id.New(id.Account, now), platform, o.Login, typ, o.Exte
 
 // Update records what the platform now says of acct, the account of o: its
 // platform account id when acct has none yet (and no other account has
-// it), and its login when renamed (unless another account holds the new
-// login). It returns the account as stored.
+// it), its type (the platform's word wins over the default an operator's
+// command gave it), and its login when renamed (unless another account
+// holds the new login). It returns the account as stored.
 func Update(ctx context.Context, q store.Querier, acct Account, o Owner) (Account, error) {
 	if o.ExternalID == 0 {
 		return acct, nil
+	}
+	if o.Type != "" && o.Type != acct.Type {
+		if _, err := q.Exec(ctx, `UPDATE accounts SET type = $1 WHERE id = $2 AND (external_id IS NULL OR external_id = $3)`,
+			o.Type, acct.ID, o.ExternalID); err != nil {
+			return Account{}, fmt.Errorf("set the type of account %s: %w", acct.Login, err)
+		}
 	}
 	_, err := q.Exec(ctx, `UPDATE accounts SET external_id = $1 WHERE id = $2 AND external_id IS NULL
 AND NOT EXISTS (SELECT 1 FROM accounts o WHERE o.platform = $3 AND o.external_id = $1)`, o.ExternalID, acct.ID, acct.Platform)

@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/account"
@@ -206,4 +207,69 @@ func TestEnsureRepository(t *testing.T) {
 			t.Error("EnsureRepository for an account that does not exist succeeded")
 		}
 	})
+}
+
+// TestPlatformTypeWins: an account made before the platform named it (a
+// token created first, typed Organization by default) takes the type the
+// platform's installation event gives (issue 10 item 3).
+func TestPlatformTypeWins(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := db.Writer()
+		if _, err := account.Ensure(ctx, q, account.PlatformGitHub, "octocat", ""); err != nil {
+			t.Fatal(err)
+		}
+		a, err := account.EnsureOwner(ctx, q, account.PlatformGitHub, account.Owner{ExternalID: 583231, Login: "octocat", Type: "User"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Type != "User" {
+			t.Errorf("type after the platform said User: %q", a.Type)
+		}
+		// An event without a type keeps what is known.
+		a, err = account.EnsureOwner(ctx, q, account.PlatformGitHub, account.Owner{ExternalID: 583231, Login: "octocat"})
+		if err != nil || a.Type != "User" {
+			t.Errorf("type after an event without one: %q (%v), want User", a.Type, err)
+		}
+	})
+}
+
+// TestLoginRules: logins follow GitHub's rules; anything else is refused
+// before it is stored (issue 10 item 8).
+func TestLoginRules(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	for _, bad := range []string{"ac me/../x", "-acme", "_acme", "ev\x00il", "a\xffb", "../x", "acme/x", strings.Repeat("a", 40), "ümlaut"} {
+		if _, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, bad, ""); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Errorf("Ensure(%q) = %v, want ErrInvalidLogin", bad, err)
+		}
+		if _, err := account.EnsureOwner(ctx, db.Writer(), account.PlatformGitHub, account.Owner{ExternalID: 7, Login: bad}); !errors.Is(err, account.ErrInvalidLogin) {
+			t.Errorf("EnsureOwner(%q) = %v, want ErrInvalidLogin", bad, err)
+		}
+	}
+	if n := count(t, db, "accounts"); n != 0 {
+		t.Errorf("%d accounts stored from invalid logins", n)
+	}
+	for _, good := range []string{"acme", "Acme-Corp", "a", "x1-2-3", strings.Repeat("a", 39), "octo_shortcode", "local"} {
+		if _, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, good, ""); err != nil {
+			t.Errorf("Ensure(%q): %v", good, err)
+		}
+	}
+}
+
+// TestEnsureCreated says whether the account was new.
+func TestEnsureCreated(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	_, created, err := account.EnsureCreated(ctx, db.Writer(), account.PlatformGitHub, "acme", "")
+	if err != nil || !created {
+		t.Fatalf("first EnsureCreated: created %v, %v", created, err)
+	}
+	_, created, err = account.EnsureCreated(ctx, db.Writer(), account.PlatformGitHub, "ACME", "")
+	if err != nil || created {
+		t.Fatalf("second EnsureCreated: created %v, %v", created, err)
+	}
 }

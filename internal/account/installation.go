@@ -194,3 +194,16 @@ func findRepository(ctx context.Context, q store.Querier, accountID, owner, name
 	}
 	return r, nil
 }
+
+// Holds reports whether the platform's installation externalID holds
+// owner/name now, as recorded.
+func Holds(ctx context.Context, q store.Querier, platform string, externalID int64, owner, name string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM repositories r JOIN installations i ON i.id = r.installation_id
+WHERE i.platform = $1 AND i.external_id = $2 AND lower(r.owner) = lower($3) AND lower(r.name) = lower($4) AND r.removed_at IS NULL`,
+		platform, externalID, owner, name).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("repositories of installation %d: %w", externalID, err)
+	}
+	return n > 0, nil
+}

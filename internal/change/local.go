@@ -64,6 +64,8 @@ type Local struct {
 
 	// batch serves file reads from one git process.
 	batch catFile
+	// env is added to git's environment (Uncommitted's object directory).
+	env []string
 }
 
 var (
@@ -316,9 +318,14 @@ func checkRev(rev string) error {
 // run runs git with args and returns its standard output, at most limit
 // bytes of it (more is ErrTooLarge).
 func (l *Local) run(ctx context.Context, limit int64, args ...string) ([]byte, error) {
+	return l.runWith(ctx, limit, nil, args...)
+}
+
+// runWith is run with stdin fed to git.
+func (l *Local) runWith(ctx context.Context, limit int64, stdin io.Reader, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.gitTimeout())
 	defer cancel()
-	cmd, out, stderr, err := l.start(ctx, nil, args...)
+	cmd, out, stderr, err := l.start(ctx, stdin, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +402,7 @@ func (l *Local) command(ctx context.Context, args ...string) *exec.Cmd {
 		"GIT_PAGER=cat",
 		"PAGER=cat",
 	}
+	cmd.Env = append(cmd.Env, l.env...)
 	// Fetches go out through the operator's proxy, as the API client's
 	// requests do (net/http reads the same variables).
 	for _, k := range proxyVars {

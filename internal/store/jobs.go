@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Jobs is River's client over this database. Jobs are inserted through a Tx
@@ -37,7 +38,8 @@ type JobsConfig struct {
 	Queues map[string]int
 	// PeriodicJobs are scheduled by the elected leader.
 	PeriodicJobs []*river.PeriodicJob
-	// Logger receives River's own logs.
+	// Logger receives River's own logs and quorum's line for each failed
+	// attempt: WARN when it will be retried, ERROR when the job gives up.
 	Logger *slog.Logger
 	// PollInterval is how often the default queue's workers look for jobs
 	// when not notified: SQLite has no LISTEN/NOTIFY, so there it is how
@@ -64,12 +66,41 @@ const (
 	defaultFetchCooldown = 5 * time.Millisecond
 )
 
-// ConfigureJobs creates the River client. Call it once, before transactions
-// that insert jobs.
+// ConfigureJobs creates the River client that works jobs (or, with Work
+// false, an insert-only one that checks kinds against Workers). Call it
+// once, before transactions that insert jobs. Without it, transactions
+// insert through an insert-only client of River's defaults, which suits a
+// command that saves and leaves the work to the server.
 func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
-	if db.jobs != nil {
+	db.jobsMu.Lock()
+	defer db.jobsMu.Unlock()
+	if db.configured {
 		return nil, errors.New("configure jobs: already configured")
 	}
+	j, err := db.newJobs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db.jobs, db.configured = j, true
+	return j, nil
+}
+
+// inserter returns the client transactions insert jobs through, making an
+// insert-only one when ConfigureJobs was not called.
+func (db *DB) inserter() (*Jobs, error) {
+	db.jobsMu.Lock()
+	defer db.jobsMu.Unlock()
+	if db.jobs == nil {
+		j, err := db.newJobs(JobsConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("insert job: %w", err)
+		}
+		db.jobs = j
+	}
+	return db.jobs, nil
+}
+
+func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 	rcfg := &river.Config{
 		Logger:       cfg.Logger,
 		PeriodicJobs: cfg.PeriodicJobs,
@@ -86,6 +117,7 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 	if cfg.Logger == nil {
 		rcfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	rcfg.Middleware = []rivertype.Middleware{&jobGuard{log: rcfg.Logger}}
 	if cfg.Work {
 		if cfg.Workers == nil {
 			return nil, errors.New("configure jobs: workers required to work jobs")
@@ -132,7 +164,6 @@ func (db *DB) ConfigureJobs(cfg JobsConfig) (*Jobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure jobs: %w", err)
 	}
-	db.jobs = j
 	return j, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -35,10 +36,18 @@ func (w *markWorker) Work(_ context.Context, job *river.Job[markArgs]) error {
 // startJobs runs a River client with the mark worker on db until test end.
 func startJobs(t *testing.T, db *store.DB) (*markWorker, <-chan *river.Event) {
 	t.Helper()
+	return runJobs(t, db, nil)
+}
+
+// runJobs runs a River client with the mark and fail workers on db until
+// test end, logging to log.
+func runJobs(t *testing.T, db *store.DB, log *slog.Logger) (*markWorker, <-chan *river.Event) {
+	t.Helper()
 	workers := river.NewWorkers()
 	w := &markWorker{worked: make(chan string, 16)}
 	river.AddWorker(workers, w)
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond})
+	river.AddWorker(workers, failWorker{})
+	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 50 * time.Millisecond, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,17 +148,42 @@ func TestJobCommitsWithTransaction(t *testing.T) {
 	})
 }
 
-func TestInsertJobNeedsJobs(t *testing.T) {
+// TestInsertJobWithoutConfigure: a database whose job queue was not
+// configured (a CLI command that saves) still inserts jobs in its
+// transactions, and a worker configured later on the same database (the
+// server) works them.
+func TestInsertJobWithoutConfigure(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		err := db.InTx(context.Background(), func(tx store.Tx) error {
-			return tx.InsertJob(context.Background(), markArgs{Mark: "x"}, nil)
+			return tx.InsertJob(context.Background(), markArgs{Mark: "from-cli"}, nil)
 		})
-		if err == nil {
-			t.Error("InsertJob without ConfigureJobs succeeded")
+		if err != nil {
+			t.Fatalf("InsertJob without ConfigureJobs: %v", err)
+		}
+		w, _ := startJobs(t, db)
+		select {
+		case got := <-w.worked:
+			if got != "from-cli" {
+				t.Errorf("worked %q, want from-cli", got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the job inserted before ConfigureJobs was not worked within 20 s")
 		}
 	})
+}
+
+// TestConfigureJobsOnce: ConfigureJobs still refuses a second call.
+func TestConfigureJobsOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ConfigureJobs(store.JobsConfig{}); err == nil {
+		t.Error("a second ConfigureJobs succeeded")
+	}
 }
 
 func TestOptimizeWorker(t *testing.T) {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -57,5 +58,46 @@ func TestOpenSQLiteNeedsDir(t *testing.T) {
 	t.Parallel()
 	if _, err := store.Open(context.Background(), store.Config{}); err == nil {
 		t.Error("Open with neither URL nor data directory succeeded")
+	}
+}
+
+// TestSQLiteFilesPrivate: quorum.db and its -wal and -shm are created 0600
+// whatever the umask lets through (issue 10 item 15: they were 0644), and
+// Exposed names what others can read.
+func TestSQLiteFilesPrivate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	path := store.SQLitePath(dir)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %s, want -rw-------", p, st.Mode().Perm())
+		}
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Exposed(); len(got) != 0 {
+		t.Errorf("Exposed = %v, want none", got)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Exposed(); len(got) != 2 || !strings.HasPrefix(got[0], dir+" ") || !strings.HasPrefix(got[1], path+" ") {
+		t.Errorf("Exposed = %v, want the directory and quorum.db", got)
 	}
 }

@@ -62,8 +62,16 @@ type DB struct {
 	readStmts *stmtCache
 	// PostgreSQL: one pool for everything.
 	pool *pgxpool.Pool
+	// dataDir is SQLite's data directory.
+	dataDir string
 
-	jobs *Jobs
+	// jobs is River's client: the one ConfigureJobs made (configured), or
+	// else an insert-only one made at the first insert, so that every
+	// writer — a CLI command as much as the server — can queue the jobs
+	// its writes cause (webhook deliveries of the events it records).
+	jobsMu     sync.Mutex
+	jobs       *Jobs
+	configured bool
 }
 
 // Open opens (and for SQLite creates) the database. It does not migrate;
@@ -78,6 +86,24 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // SQLitePath is where the embedded database lives in a data directory.
 func SQLitePath(dataDir string) string { return filepath.Join(dataDir, "quorum.db") }
 
+// Exposed lists the data directory and the database files (quorum.db and
+// its -wal and -shm) that users other than their owner may read or write
+// (for the directory: list or enter), for a warning at start. It is empty
+// for PostgreSQL.
+func (db *DB) Exposed() []string {
+	if db.dataDir == "" {
+		return nil
+	}
+	var out []string
+	path := SQLitePath(db.dataDir)
+	for _, p := range []string{db.dataDir, path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o077 != 0 {
+			out = append(out, fmt.Sprintf("%s (%s)", p, st.Mode().Perm()))
+		}
+	}
+	return out
+}
+
 func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	dir := cfg.DataDir
 	if dir == "" {
@@ -87,6 +113,14 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	path := SQLitePath(dir)
+	// The database holds webhook secrets and the cursor key: only its
+	// owner may read it. SQLite creates the -wal and -shm files with the
+	// database file's mode, so creating that one 0600 covers all three.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	f.Close()
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	wconn, err := sqlite.NewConnector("file:" + url.PathEscape(path) + "?" + pragmas + "&_txlock=immediate")
 	if err != nil {
@@ -110,7 +144,7 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read, readStmts: &stmtCache{db: read}}, nil
+	return &DB{dialect: SQLite, write: write, read: read, readStmts: &stmtCache{db: read}, dataDir: dir}, nil
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
@@ -226,14 +260,14 @@ func (db *DB) Writer() Querier {
 func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) error {
 	if db.pool != nil {
 		return pgx.BeginFunc(ctx, db.pool, func(ptx pgx.Tx) error {
-			return fn(&pgxTx{pgxQuerier: pgxQuerier{ptx}, tx: ptx, jobs: db.jobs})
+			return fn(&pgxTx{pgxQuerier: pgxQuerier{ptx}, tx: ptx, jobs: db.inserter})
 		})
 	}
 	stx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&sqlTx{sqlQuerier: sqlQuerier{stx}, tx: stx, jobs: db.jobs}); err != nil {
+	if err := fn(&sqlTx{sqlQuerier: sqlQuerier{stx}, tx: stx, jobs: db.inserter}); err != nil {
 		_ = stx.Rollback()
 		return err
 	}
@@ -253,7 +287,7 @@ type sqlConn interface {
 type sqlQuerier struct{ c sqlConn }
 
 func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := q.c.ExecContext(ctx, query, args...)
+	res, err := q.c.ExecContext(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -261,7 +295,7 @@ func (q sqlQuerier) Exec(ctx context.Context, query string, args ...any) (int64,
 }
 
 func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := q.c.QueryContext(ctx, query, args...)
+	rows, err := q.c.QueryContext(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +303,7 @@ func (q sqlQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 }
 
 func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return row{q.c.QueryRowContext(ctx, query, args...)}
+	return row{q.c.QueryRowContext(ctx, query, cleanArgs(args)...)}
 }
 
 // stmtCache is a Querier over a *sql.DB that prepares each distinct query
@@ -301,7 +335,7 @@ func (c *stmtCache) Exec(ctx context.Context, query string, args ...any) (int64,
 	if err != nil {
 		return 0, err
 	}
-	res, err := st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -313,7 +347,7 @@ func (c *stmtCache) Query(ctx context.Context, query string, args ...any) (Rows,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +359,7 @@ func (c *stmtCache) QueryRow(ctx context.Context, query string, args ...any) Row
 	if err != nil {
 		return errRow{err}
 	}
-	return row{st.QueryRowContext(ctx, args...)}
+	return row{st.QueryRowContext(ctx, cleanArgs(args)...)}
 }
 
 func (c *stmtCache) close() error {
@@ -349,14 +383,15 @@ func (r sqlRows) Close() { _ = r.Rows.Close() }
 type sqlTx struct {
 	sqlQuerier
 	tx   *sql.Tx
-	jobs *Jobs
+	jobs func() (*Jobs, error)
 }
 
 func (t *sqlTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
-	if t.jobs == nil || t.jobs.sqlite == nil {
-		return errors.New("insert job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return err
 	}
-	_, err := t.jobs.sqlite.InsertTx(ctx, t.tx, args, opts)
+	_, err = j.sqlite.InsertTx(ctx, t.tx, args, opts)
 	return err
 }
 
@@ -370,7 +405,7 @@ type pgxExecer interface {
 type pgxQuerier struct{ c pgxExecer }
 
 func (q pgxQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := q.c.Exec(ctx, query, args...)
+	tag, err := q.c.Exec(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -378,7 +413,7 @@ func (q pgxQuerier) Exec(ctx context.Context, query string, args ...any) (int64,
 }
 
 func (q pgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := q.c.Query(ctx, query, args...)
+	rows, err := q.c.Query(ctx, query, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +421,7 @@ func (q pgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 }
 
 func (q pgxQuerier) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return row{q.c.QueryRow(ctx, query, args...)}
+	return row{q.c.QueryRow(ctx, query, cleanArgs(args)...)}
 }
 
 type pgxRows struct{ pgx.Rows }
@@ -396,14 +431,15 @@ func (r pgxRows) Close() { r.Rows.Close() }
 type pgxTx struct {
 	pgxQuerier
 	tx   pgx.Tx
-	jobs *Jobs
+	jobs func() (*Jobs, error)
 }
 
 func (t *pgxTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
-	if t.jobs == nil || t.jobs.pg == nil {
-		return errors.New("insert job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return err
 	}
-	_, err := t.jobs.pg.InsertTx(ctx, t.tx, args, opts)
+	_, err = j.pg.InsertTx(ctx, t.tx, args, opts)
 	return err
 }
 

@@ -60,6 +60,10 @@ type Store struct {
 // usedEvery is how stale last_used_at may be.
 const usedEvery = time.Minute
 
+// FlushInterval is how often the server writes the uses it noted (see
+// RunFlusher): a token's first use shows in last_used_at within it.
+const FlushInterval = 5 * time.Second
+
 // NewStore returns a token store; now is the clock.
 func NewStore(db *store.DB, now func() time.Time) *Store {
 	return &Store{db: db, now: now, used: map[string]time.Time{}, written: map[string]time.Time{}}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -115,6 +116,8 @@ type repo struct {
 	issue       map[int][]IssueComment
 	checkRuns   []*CheckRun
 	pending     map[int64]int // pending review → pull request
+	// installations may see the repository; empty means every one.
+	installations map[int64]bool
 }
 
 // Pull is a pull request of a repository the double serves.
@@ -206,6 +209,21 @@ func (s *Server) AddRepo(owner, name, dir string) {
 	defer s.mu.Unlock()
 	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, dir: dir, pulls: map[int]*Pull{},
 		permissions: map[string]string{}, reviews: map[int][]Review{}, comments: map[int][]ReviewComment{}, issue: map[int][]IssueComment{}, pending: map[int64]int{}}
+}
+
+// Grant makes owner/name visible to the installations given only (by
+// default a repository is every installation's): to the others the API
+// answers 404, as GitHub does for a repository an installation lacks.
+func (s *Server) Grant(owner, name string, installations ...int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repo(owner, name)
+	if r.installations == nil {
+		r.installations = map[int64]bool{}
+	}
+	for _, id := range installations {
+		r.installations[id] = true
+	}
 }
 
 // AddPull opens (or replaces) pull request p of owner/name.
@@ -414,6 +432,41 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// installationRepos lists the repositories the token's installation may
+// see, a page at a time (per_page, page and a Link to the next page).
+func (s *Server) installationRepos(w http.ResponseWriter, r *http.Request, route *routers.Route) {
+	inst := s.tokens[bearer(r)]
+	keys := slices.Sorted(maps.Keys(s.repos))
+	v := example(route, 200)
+	sample := v["repositories"].([]any)[0].(map[string]any)
+	var all []any
+	for _, k := range keys {
+		rp := s.repos[k]
+		if len(rp.installations) > 0 && !rp.installations[inst] {
+			continue
+		}
+		b, _ := json.Marshal(sample)
+		var one map[string]any
+		_ = json.Unmarshal(b, &one)
+		one["name"], one["full_name"] = rp.name, rp.owner+"/"+rp.name
+		one["owner"].(map[string]any)["login"] = rp.owner
+		all = append(all, one)
+	}
+	perPage, page := 30, 1
+	if n, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && n > 0 {
+		perPage = n
+	}
+	if n, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && n > 0 {
+		page = n
+	}
+	from, to := min(len(all), (page-1)*perPage), min(len(all), page*perPage)
+	if to < len(all) {
+		w.Header().Set("Link", fmt.Sprintf("<%s%s/installation/repositories?per_page=%d&page=%d>; rel=\"next\"", s.URL, apiPrefix, perPage, page+1))
+	}
+	v["total_count"], v["repositories"] = len(all), append([]any{}, all[from:to]...)
+	writeJSON(w, 200, v)
+}
+
 func (s *Server) problem(w http.ResponseWriter, status int, message string, errs ...any) {
 	body := map[string]any{"message": message, "documentation_url": "https://docs.github.com/rest", "status": strconv.Itoa(status)}
 	if len(errs) > 0 {
@@ -505,12 +558,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route *routers.R
 		return
 	}
 	if route.Path == "/installation/repositories" {
-		v := map[string]any{"total_count": 0, "repositories": []any{}}
-		writeJSON(w, 200, v)
+		s.installationRepos(w, r, route)
 		return
 	}
 	rp := s.repos[p["owner"]+"/"+p["repo"]]
-	if rp == nil {
+	if rp == nil || len(rp.installations) > 0 && !rp.installations[s.tokens[bearer(r)]] {
 		s.problem(w, http.StatusNotFound, "Not Found")
 		return
 	}

@@ -1,9 +1,12 @@
 // Package intake receives the GitHub App's webhooks at POST /github/webhook.
 //
-// The handler refuses bodies over 25 MiB, reads at most BodyBudget bytes
-// of bodies at once (answering 503 with Retry-After before reading one that
-// would go over), checks X-Hub-Signature-256 in constant time over the
-// bytes read before it parses anything of them, and stores each
+// The handler refuses bodies over 25 MiB, holds at most BodyBudget bytes
+// of bodies at once (counted as they arrive, so a body announced large but
+// sent slowly holds only what came; one that would go over is answered 503
+// with Retry-After), demands that a body come at MinBodyRate after a short
+// grace (a sender dripping bytes is cut off with a 400, not left to hold a
+// connection and its share), checks X-Hub-Signature-256 in constant time
+// over the bytes read before it parses anything of them, and stores each
 // delivery it acts on in the same transaction as the River job that
 // handles it, keyed by X-GitHub-Delivery, so a redelivered event does
 // nothing twice; it answers 202 at once. The job keeps accounts,
@@ -14,6 +17,8 @@
 package intake
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,9 +26,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
@@ -37,11 +44,24 @@ import (
 // 25 MB.
 const MaxBody = 25 << 20
 
-// BodyBudget bounds the bytes of webhook bodies read at once (each counts
-// its Content-Length, or MaxBody when it has none): bodies are read before
-// their signature can be checked, so without a bound unauthenticated
-// requests could fill the memory.
+// BodyBudget bounds the bytes of webhook bodies held at once, counted as
+// they arrive: bodies are read before their signature can be checked, so
+// without a bound unauthenticated requests could fill the memory.
 const BodyBudget = 64 << 20
+
+// MinBodyRate is the slowest a body may come, in bytes a second, on
+// average from the end of its headers, once BodyGrace has passed: GitHub
+// sends a delivery at once, and a sender slower than this would only
+// hold a connection (and, with the server's read timeout, a share of the
+// budget) to starve the others.
+const MinBodyRate = 32 << 10
+
+// BodyGrace is how long a body may take before MinBodyRate applies.
+const BodyGrace = 5 * time.Second
+
+// BodyTimeout is the longest a body may take at any rate (serve's read
+// timeout).
+const BodyTimeout = 30 * time.Second
 
 // Path is where GitHub sends the App's webhooks.
 const Path = "/github/webhook"
@@ -54,6 +74,8 @@ type GitHub interface {
 	CanWrite(ctx context.Context, installationID int64, owner, repo, login string) (bool, error)
 	// PullHead returns the pull request's current head and base commits.
 	PullHead(ctx context.Context, installationID int64, owner, repo string, number int) (head, base string, err error)
+	// HasRepository reports whether the installation was given owner/repo.
+	HasRepository(ctx context.Context, installationID int64, owner, repo string) (bool, error)
 }
 
 // Config configures the intake.
@@ -66,6 +88,11 @@ type Config struct {
 	ReviewDrafts bool
 	// DocsURL prefixes the problem types of error responses.
 	DocsURL string
+	// BodyBudget, MinBodyRate and BodyGrace default to the constants of
+	// those names; tests make them smaller.
+	BodyBudget  int64
+	MinBodyRate int64
+	BodyGrace   time.Duration
 }
 
 // Intake is the webhook handler and the worker of the jobs it queues.
@@ -94,8 +121,11 @@ func New(cfg Config, db *store.DB, gh GitHub, log *slog.Logger, now func() time.
 	if now == nil {
 		now = time.Now
 	}
+	cfg.BodyBudget = cmp.Or(cfg.BodyBudget, BodyBudget)
+	cfg.MinBodyRate = cmp.Or(cfg.MinBodyRate, MinBodyRate)
+	cfg.BodyGrace = cmp.Or(cfg.BodyGrace, BodyGrace)
 	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName),
-		bodies: semaphore.NewWeighted(BodyBudget)}, nil
+		bodies: semaphore.NewWeighted(cfg.BodyBudget)}, nil
 }
 
 // WithDocsURL returns the intake with its problem types linking to
@@ -184,24 +214,27 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
 		return
 	}
-	size := r.ContentLength
-	if size < 0 {
-		size = MaxBody
-	}
-	if !in.bodies.TryAcquire(size) {
+	body, held, refused := in.readBody(w, r)
+	defer in.bodies.Release(held)
+	switch status := refused; status {
+	case 0:
+	case http.StatusServiceUnavailable:
 		in.log.Warn("github webhook refused: too many bodies being read", "delivery", r.Header.Get(github.DeliveryIDHeader))
 		w.Header().Set("Retry-After", "1")
-		in.problem(w, r, http.StatusServiceUnavailable, "", "Too many webhook bodies are being read at once; retry in a second.")
+		w.Header().Set("Connection", "close")
+		in.problem(w, r, status, "", "Too many webhook bodies are being read at once; retry in a second.")
 		return
-	}
-	defer in.bodies.Release(size)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
-			return
-		}
-		in.log.Debug("github webhook: body not read", "error", err.Error())
+	case http.StatusRequestEntityTooLarge:
+		in.problem(w, r, status, "", "Webhook bodies are limited to 25 MiB.")
+		return
+	case http.StatusRequestTimeout:
+		in.log.Warn("github webhook: body too slow", "delivery", r.Header.Get(github.DeliveryIDHeader), "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
+		// A 400 (the problem types have no 408): the request was not
+		// completed as required.
+		in.problem(w, r, http.StatusBadRequest, "", fmt.Sprintf("The body came slower than %d bytes a second; the connection is closed.", in.cfg.MinBodyRate))
+		return
+	default:
 		in.problem(w, r, http.StatusBadRequest, "", "The body could not be read.")
 		return
 	}
@@ -226,6 +259,12 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the App's webhook content type to application/json.")
 		return
 	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259), as GitHub sends it; what is not would
+		// be stored as text, which PostgreSQL refuses.
+		in.problem(w, r, http.StatusBadRequest, "", "The body is not valid UTF-8.")
+		return
+	}
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
@@ -243,7 +282,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	status := "queued"
-	err = in.db.InTx(r.Context(), func(tx store.Tx) error {
+	err := in.db.InTx(r.Context(), func(tx store.Tx) error {
 		n, err := tx.Exec(r.Context(), `INSERT INTO github_deliveries (delivery_id, event, action, installation_id, payload, received_at)
 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
 			delivery, name, env.Action, env.Installation.ID, string(body), store.Micros(in.now()))
@@ -263,6 +302,54 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
 	}
 	in.log.Debug("github webhook", "delivery", delivery, "event", name, "action", env.Action, "status", status)
 	writeStatus(w, http.StatusAccepted, status)
+}
+
+// readBody reads the request's body, taking its share of the budget as
+// the bytes arrive, and setting the connection's read deadline so that,
+// after the grace, the body must keep to the minimum rate. It returns the
+// body, the share held (for the caller to release), and 0 or the status
+// that refuses the request.
+func (in *Intake) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int) {
+	rc := http.NewResponseController(w)
+	start := time.Now()
+	// The deadline by which the next byte must come when n have: the
+	// grace plus the time n bytes take at the minimum rate.
+	// It never goes past BodyTimeout, as the server's read timeout would
+	// not have (setting a deadline replaces the server's).
+	deadline := func(n int64) time.Time {
+		return start.Add(min(BodyTimeout, in.cfg.BodyGrace+time.Duration(n*int64(time.Second)/in.cfg.MinBodyRate)))
+	}
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	var buf bytes.Buffer
+	chunk := make([]byte, 32<<10)
+	for {
+		// Not every ResponseWriter can (a test's recorder); the server's
+		// read timeout still bounds those.
+		_ = rc.SetReadDeadline(deadline(int64(buf.Len())))
+		n, err := r.Body.Read(chunk)
+		if n > 0 {
+			if int64(buf.Len()+n) > MaxBody {
+				return nil, held, http.StatusRequestEntityTooLarge
+			}
+			if !in.bodies.TryAcquire(int64(n)) {
+				return nil, held, http.StatusServiceUnavailable
+			}
+			held += int64(n)
+			buf.Write(chunk[:n])
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf.Bytes(), held, 0
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, held, http.StatusRequestTimeout
+		case err != nil:
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				return nil, held, http.StatusRequestEntityTooLarge
+			}
+			in.log.Debug("github webhook: body not read", "error", err.Error())
+			return nil, held, http.StatusBadRequest
+		}
+	}
 }
 
 func (in *Intake) problem(w http.ResponseWriter, r *http.Request, status int, title, detail string) {

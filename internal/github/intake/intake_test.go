@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -721,122 +720,125 @@ func TestIncompleteDeliveriesIgnored(t *testing.T) {
 	})
 }
 
-// firstRead tells when the handler first reads the body: it has taken its
-// share of the body budget by then.
-type firstRead struct {
-	io.ReadCloser
-	once    sync.Once
-	reading chan<- struct{}
-}
-
-func (b *firstRead) Read(p []byte) (int, error) {
-	b.once.Do(func() { b.reading <- struct{}{} })
-	return b.ReadCloser.Read(p)
-}
-
-// Bodies are read before their signature can be checked, so at most
-// BodyBudget bytes of them are read at once: a delivery that would go over
-// is answered 503 with Retry-After before any of its body is read.
-func TestBodyBudget(t *testing.T) {
-	t.Parallel()
-	in, err := intake.New(intake.Config{WebhookSecret: secret}, storetest.SQLite(t), nil, nil, nil)
+// rawDelivery sends, by hand, the headers of a delivery announcing size
+// bytes, then body, and returns the connection; the response, if one
+// comes, arrives on the channel.
+func rawDelivery(t *testing.T, addr string, size int, body []byte) (net.Conn, <-chan *http.Response) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reading := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A copy: the server looks at its own request's body when the
-		// handler is done.
-		watched := *r
-		watched.Body = &firstRead{ReadCloser: r.Body, reading: reading}
-		in.ServeHTTP(w, &watched)
-	}))
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-
-	// deliver sends the headers of a delivery of size bytes, by hand (a
-	// client would wait for the body's reader however it is answered),
-	// and no body until the connection is closed; the response, if one
-	// comes, arrives on the channel.
-	deliver := func(size int) (net.Conn, <-chan *http.Response) {
-		t.Helper()
-		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: quorum\r\nContent-Type: application/json\r\nX-GitHub-Event: star\r\n"+
+		"X-GitHub-Delivery: raw\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: %d\r\n\r\n", intake.Path, size)
+	_, _ = conn.Write(body)
+	resc := make(chan *http.Response, 1)
+	go func() {
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
-			t.Fatal(err)
+			return // closed
 		}
-		t.Cleanup(func() { conn.Close() })
-		_ = conn.SetDeadline(deadline)
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: quorum\r\nContent-Type: application/json\r\nX-GitHub-Event: star\r\n"+
-			"X-GitHub-Delivery: budget\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: %d\r\n\r\n", intake.Path, size)
-		resc := make(chan *http.Response, 1)
-		go func() {
-			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				return // closed by the test
+		_, _ = io.ReadAll(res.Body)
+		resc <- res
+	}()
+	return conn, resc
+}
+
+// TestSlowSendersCannotStarve: three connections announcing 25, 25 and 14
+// MiB and dripping a byte at a time neither take the body budget from
+// signed deliveries, which keep getting 202, nor hold on: after the grace
+// they are answered 400 (issue 10 item 9: every delivery got 503 until
+// the server's 30 s read timeout).
+func TestSlowSendersCannotStarve(t *testing.T) {
+	t.Parallel()
+	in, err := intake.New(intake.Config{WebhookSecret: secret, BodyGrace: time.Second}, storetest.SQLite(t), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	t.Cleanup(srv.Close)
+	start := time.Now()
+	var answers []<-chan *http.Response
+	for _, mib := range []int{25, 25, 14} {
+		conn, resc := rawDelivery(t, srv.Listener.Addr().String(), mib<<20, []byte("{"))
+		answers = append(answers, resc)
+		go func() { // a byte every 200 ms, until refused or 10 s
+			for range 50 {
+				time.Sleep(200 * time.Millisecond)
+				if _, err := conn.Write([]byte(" ")); err != nil {
+					return
+				}
 			}
-			_, _ = io.ReadAll(res.Body)
-			resc <- res
 		}()
-		return conn, resc
 	}
-	// admitted reports whether a delivery's body is read (true) or it is
-	// refused with 503 and Retry-After 1 (false).
-	admitted := func(what string, resc <-chan *http.Response) bool {
-		t.Helper()
+	f := &fixture{srv: srv}
+	for i := range 10 {
+		res := f.post(t, "star", "", []byte(`{"action":"created"}`))
+		if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
+			t.Errorf("signed delivery %d beside the slow senders: %d %q, want 202 ignored", i, res.StatusCode, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i, resc := range answers {
 		select {
-		case <-reading:
-			return true
 		case res := <-resc:
-			if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" ||
-				res.Header.Get("Content-Type") != "application/problem+json" {
-				t.Fatalf("%s: %d Retry-After %q %s, want 503 problem+json, Retry-After 1",
-					what, res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+			if res.StatusCode != http.StatusBadRequest {
+				t.Errorf("slow sender %d: %d, want 400", i, res.StatusCode)
 			}
-			return false
-		case <-ctx.Done():
-			t.Fatalf("%s: neither read nor answered", what)
-			return false
+		case <-time.After(10 * time.Second):
+			t.Fatalf("slow sender %d still connected %s after it started", i, time.Since(start).Round(time.Second))
 		}
 	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("slow senders were cut off after %s, want about the 1 s grace", took.Round(time.Millisecond))
+	}
+}
 
-	// Deliveries as large as GitHub sends, whose bodies are slow to come,
-	// take the budget.
-	var held []net.Conn
-	for range intake.BodyBudget / intake.MaxBody {
-		conn, resc := deliver(intake.MaxBody)
-		if !admitted("a delivery within the budget", resc) {
-			t.Fatal("a delivery within the budget was refused")
-		}
-		held = append(held, conn)
+// TestBodyBudget: bodies held at once are bounded, counted as their bytes
+// arrive: while one sender holds most of the budget, another body that
+// would go over it is answered 503 with Retry-After 1; once the first
+// ends, its share is free again.
+func TestBodyBudget(t *testing.T) {
+	t.Parallel()
+	const budget = 1 << 20
+	in, err := intake.New(intake.Config{WebhookSecret: secret, BodyBudget: budget, BodyGrace: 20 * time.Second},
+		storetest.SQLite(t), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// One more that large: refused, its body unread.
-	conn, resc := deliver(intake.MaxBody)
-	if admitted("a delivery over the budget", resc) {
-		t.Fatal("the body of a delivery over the budget was read")
-	}
-	conn.Close()
-
-	// A small delivery still fits.
-	res := (&fixture{srv: srv}).post(t, "star", "", []byte(`{"action":"created"}`))
-	<-reading
-	if got := status(t, res); res.StatusCode != http.StatusAccepted || got != "ignored" {
-		t.Errorf("small delivery within the budget: %d %q, want 202 ignored", res.StatusCode, got)
-	}
-
-	// The held deliveries end: their share is free again (once their
-	// handlers have seen the end, which the client does not wait for).
-	for _, c := range held {
-		c.Close()
-	}
+	srv := httptest.NewServer(in)
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	// The holder sends 700 KiB of a 900 KiB body and waits.
+	holder, _ := rawDelivery(t, addr, 900<<10, bytes.Repeat([]byte(" "), 700<<10))
+	big := append([]byte(`{"action":"created"}`), bytes.Repeat([]byte(" "), 600<<10)...)
+	f := &fixture{srv: srv}
+	deadline := time.Now().Add(15 * time.Second)
 	for {
-		conn, resc := deliver(intake.MaxBody)
-		ok := admitted("a delivery after the budget was freed", resc)
-		conn.Close()
-		if ok {
+		res := f.post(t, "star", "", big)
+		if res.StatusCode == http.StatusServiceUnavailable {
+			if res.Header.Get("Retry-After") != "1" || res.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("over the budget: Retry-After %q, %s; want 1, problem+json", res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+			}
 			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a body over what the holder left was not refused (last %d)", res.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	holder.Close()
+	for {
+		res := f.post(t, "star", "", big)
+		if res.StatusCode == http.StatusAccepted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget was not freed after the holder left (last %d)", res.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -1020,6 +1022,93 @@ func TestBaseChangeReviewsAgain(t *testing.T) {
 		}
 		if n := count(t, f.db, `SELECT COUNT(*) FROM github_deliveries`); n != 2 {
 			t.Errorf("%d deliveries stored, want 2 (the title edit is not)", n)
+		}
+	})
+}
+
+// TestPullRequestOnlyForItsInstallation: a signed pull_request naming
+// another account's repository under an installation that lacks it is
+// ignored (issue 10 item 12: it filed beta/secret-repo under acme and
+// queued a review); a repository the installation was given, recorded or
+// as GitHub says, is reviewed.
+func TestPullRequestOnlyForItsInstallation(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		f.deliver(t, "installation", example(t, "installation.created.json", nil)) // Codertocat, 957387: Hello-World
+		f.gh.AddRepo("beta", "secret-repo", t.TempDir())
+		f.gh.Grant("beta", "secret-repo", 31337) // beta's installation, not Codertocat's
+		f.gh.AddRepo("Codertocat", "Given-Later", t.TempDir())
+		f.gh.Grant("Codertocat", "Given-Later", 957387)
+		pr := func(owner, name string) []byte {
+			return example(t, "pull_request.opened.json", func(m map[string]any) {
+				m["installation"] = map[string]any{"id": 957387}
+				r := m["repository"].(map[string]any)
+				r["name"], r["full_name"] = name, owner+"/"+name
+				r["owner"].(map[string]any)["login"] = owner
+			})
+		}
+		f.deliver(t, "pull_request", pr("beta", "secret-repo"))
+		if n := count(t, f.db, `SELECT COUNT(*) FROM repositories WHERE lower(owner) = 'beta'`); n != 0 {
+			t.Errorf("beta/secret-repo was recorded (%d rows) from Codertocat's installation", n)
+		}
+		if jobs := reviewJobs(t, f.db); len(jobs) != 0 {
+			t.Fatalf("reviews queued for a repository the installation lacks: %v", jobs)
+		}
+		f.deliver(t, "pull_request", pr("Codertocat", "Hello-World"))
+		f.deliver(t, "pull_request", pr("Codertocat", "Given-Later"))
+		jobs := reviewJobs(t, f.db)
+		if len(jobs) != 2 || jobs[0]["repo"] != "Hello-World" || jobs[1]["repo"] != "Given-Later" {
+			t.Errorf("review jobs %v, want Hello-World's and Given-Later's", jobs)
+		}
+	})
+}
+
+// TestHostileTextInDeliveries: a signed body with a raw \xff is a 400 on
+// both databases (issue 10 item 11: a 500 on PostgreSQL), and an
+// installation whose login holds a NUL is refused without stopping the
+// deliveries after it (item 10: its error jammed River's completer).
+func TestHostileTextInDeliveries(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		raw := bytes.Replace(example(t, "installation.created.json", nil), []byte(`"Codertocat"`), []byte("\"Coder\xfftocat\""), 1)
+		if res := f.post(t, "installation", "", raw); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("raw \\xff: %d, want 400", res.StatusCode)
+		}
+
+		evil := example(t, "installation.created.json", func(m map[string]any) {
+			m["installation"].(map[string]any)["account"].(map[string]any)["login"] = "ev\u0000il"
+		})
+		if res := f.post(t, "installation", "", evil); res.StatusCode != http.StatusAccepted {
+			t.Fatalf("NUL login: %d, want 202", res.StatusCode)
+		}
+		f.deliver(t, "installation", example(t, "installation.created.json", nil))
+		if _, err := account.Find(context.Background(), f.db.Reader(), account.PlatformGitHub, "Codertocat"); err != nil {
+			t.Errorf("the delivery after the hostile one: %v", err)
+		}
+		var state string
+		if err := f.db.Reader().QueryRow(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id LIMIT 1`,
+			(intake.DeliveryArgs{}).Kind()).Scan(&state); err != nil || state != "cancelled" {
+			t.Errorf("the hostile delivery's job is %q (%v), want cancelled", state, err)
+		}
+	})
+}
+
+// TestInstallationTypeFromGitHub: an account made by "quorum token create"
+// before the App was installed (typed Organization, as nothing said
+// otherwise) is announced with the type GitHub gives (issue 10 item 3).
+func TestInstallationTypeFromGitHub(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		f := setup(t, b, intake.Config{})
+		if _, err := account.Ensure(context.Background(), f.db.Writer(), account.PlatformGitHub, "Codertocat", ""); err != nil {
+			t.Fatal(err)
+		}
+		f.deliver(t, "installation", example(t, "installation.created.json", nil)) // account type User
+		got := installationEvents(t, f.db, "Codertocat")
+		if len(got) != 1 || got[0].Account.Type != "User" {
+			t.Errorf("installation.created = %+v, want the account typed User", got)
 		}
 	})
 }

@@ -82,8 +82,9 @@ func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error 
 		}
 		return nil
 	})
-	if errors.Is(err, account.ErrLoginTaken) {
-		// Retrying changes nothing: an operator must say whose the login is.
+	if errors.Is(err, account.ErrLoginTaken) || errors.Is(err, account.ErrInvalidLogin) {
+		// Retrying changes nothing: an operator must say whose the login
+		// is, and a login GitHub does not allow stays so.
 		in.log.Error("github delivery not handled", "delivery", job.Args.DeliveryID, "event", name, "error", err.Error())
 		return river.JobCancel(err)
 	}
@@ -107,7 +108,7 @@ func (in *Intake) plan(ctx context.Context, name string, payload []byte) (action
 	case *github.InstallationRepositoriesEvent:
 		return in.installationRepositories(e), nil
 	case *github.PullRequestEvent:
-		return in.pullRequest(e), nil
+		return in.pullRequest(ctx, e)
 	case *github.IssueCommentEvent:
 		return in.issueComment(ctx, e)
 	}
@@ -186,9 +187,12 @@ func (in *Intake) installationRepositories(e *github.InstallationRepositoriesEve
 	}
 }
 
-func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
+func (in *Intake) pullRequest(ctx context.Context, e *github.PullRequestEvent) (action, error) {
 	pr := e.GetPullRequest()
 	instID := e.GetInstallation().GetID()
+	if ok, err := in.installationHas(ctx, instID, e.GetRepo()); !ok || err != nil {
+		return nil, err
+	}
 	switch e.GetAction() {
 	case "closed":
 		return func(ctx context.Context, tx store.Tx, now time.Time) error {
@@ -197,14 +201,14 @@ func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
 				return err
 			}
 			return pipeline.Close(ctx, tx, repo.ID, e.GetNumber(), now)
-		}
+		}, nil
 	case "opened", "reopened", "synchronize", "ready_for_review", "edited":
 		if pr.GetDraft() && !in.cfg.ReviewDrafts {
 			in.log.Debug("draft pull request not reviewed", "repo", e.GetRepo().GetFullName(), "pr", e.GetNumber())
-			return nil
+			return nil, nil
 		}
 		if e.GetAction() == "edited" && e.GetChanges().GetBase() == nil {
-			return nil // a new title or description changes nothing to review
+			return nil, nil // a new title or description changes nothing to review
 		}
 		return func(ctx context.Context, tx store.Tx, now time.Time) error {
 			inst, repo, err := in.repository(ctx, tx, instID, e.GetRepo(), now)
@@ -218,9 +222,9 @@ func (in *Intake) pullRequest(e *github.PullRequestEvent) action {
 				return pipeline.Rerun(ctx, tx, args, "base:"+args.Base, now)
 			}
 			return pipeline.Enqueue(ctx, tx, args, now)
-		}
+		}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // issueComment re-runs the review of the pull request's current head when
@@ -232,6 +236,9 @@ func (in *Intake) issueComment(ctx context.Context, e *github.IssueCommentEvent)
 		return nil, nil
 	}
 	instID, owner, name, number := e.GetInstallation().GetID(), e.GetRepo().GetOwner().GetLogin(), e.GetRepo().GetName(), e.GetIssue().GetNumber()
+	if ok, err := in.installationHas(ctx, instID, e.GetRepo()); !ok || err != nil {
+		return nil, err
+	}
 	login := c.GetUser().GetLogin()
 	ok, err := in.gh.CanWrite(ctx, instID, owner, name, login)
 	if err != nil {
@@ -253,6 +260,28 @@ func (in *Intake) issueComment(ctx context.Context, e *github.IssueCommentEvent)
 		key := "comment:" + strconv.FormatInt(c.GetID(), 10)
 		return pipeline.Rerun(ctx, tx, reviewArgs(inst, repo, number, head, base), key, now)
 	}, nil
+}
+
+// installationHas reports whether the installation an event names holds
+// its repository: as recorded from installation events, or else (a
+// repository quorum has not heard of, or one recorded as taken away) as
+// GitHub says now. An event naming a repository its installation lacks is
+// ignored: it would file that repository, and its reviews, under the
+// installation's account.
+func (in *Intake) installationHas(ctx context.Context, instID int64, r *github.Repository) (bool, error) {
+	owner, name := r.GetOwner().GetLogin(), r.GetName()
+	held, err := account.Holds(ctx, in.db.Reader(), account.PlatformGitHub, instID, owner, name)
+	if held || err != nil {
+		return held, err
+	}
+	ok, err := in.gh.HasRepository(ctx, instID, owner, name)
+	if err != nil {
+		return false, fmt.Errorf("does installation %d have %s/%s: %w", instID, owner, name, err)
+	}
+	if !ok {
+		in.log.Warn("github event ignored: its installation does not have the repository", "installation", instID, "repo", owner+"/"+name)
+	}
+	return ok, nil
 }
 
 // repository returns the installation and the repository an event is
