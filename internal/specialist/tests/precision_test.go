@@ -252,3 +252,13 @@ func TestGoExportCalledByTestedCodeIsClean(t *testing.T) {
 	})
 	check(t, fs, files)
 }
+
+// A feature reverted, its source file deleted, takes its test with it.
+func TestGoTestRemovedWithRevertedFeatureIsClean(t *testing.T) {
+	t.Parallel()
+	base := goBase()
+	base["calc/detect.go"] = "package calc\n\nimport \"os\"\n\nfunc init() { testing = len(os.Args) > 0 }\n\nvar testing bool\n"
+	base["calc/calc_test.go"] = goCalcTest + "\nfunc TestNoOSArgs(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Error(\"add\")\n\t}\n}\n"
+	fs, _, files := runReview(t, nil, base, map[string]string{"calc/detect.go": "", "calc/calc_test.go": goCalcTest})
+	check(t, fs, files)
+}

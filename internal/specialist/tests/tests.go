@@ -591,13 +591,15 @@ func quoteName(n string) string {
 }
 
 // gone returns the names of removed tests that the change does not add
-// back (moved or renamed within the change) and whose subject it does not
-// remove as well (a test deleted with its function is a clean-up).
+// back (moved or renamed within the change, or merged into a test whose
+// name begins theirs) and whose subject it does not remove as well: a
+// test deleted with its function, with a type or method it uses, or (in
+// Go) in a package that loses source files, is a clean-up.
 func (r *review) gone(x *file, removed []string) []string {
 	var out []string
 	for _, n := range removed {
 		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) ||
-			r.replacedBy(x, n) || r.testsRemovedCode(x, n) {
+			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) {
 			continue
 		}
 		out = append(out, n)
