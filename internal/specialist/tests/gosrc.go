@@ -22,6 +22,9 @@ type goFunc struct {
 	// body is the body's lines, normalized (see normLine), without blank
 	// and bracket-only lines.
 	body []string
+	// delegates marks a body that only hands its arguments to another
+	// call (return c.genFile(name, false)): nothing of its own to test.
+	delegates bool
 }
 
 // goSource is a parsed Go file: its functions, by key, and the names it
@@ -68,6 +71,7 @@ func parseGo(name string, lines []string) *goSource {
 					}
 				}
 			}
+			fn.delegates = delegates(d.Body)
 			g.funcs = append(g.funcs, fn)
 			if d.Recv == nil {
 				g.decls[d.Name.Name] = true
@@ -90,6 +94,35 @@ func parseGo(name string, lines []string) *goSource {
 		}
 	}
 	return g
+}
+
+// delegates reports whether a body is one call, returned or not, given
+// only names, fields and literals.
+func delegates(b *ast.BlockStmt) bool {
+	if b == nil || len(b.List) != 1 {
+		return false
+	}
+	var call ast.Expr
+	switch s := b.List[0].(type) {
+	case *ast.ReturnStmt:
+		if len(s.Results) == 1 {
+			call = s.Results[0]
+		}
+	case *ast.ExprStmt:
+		call = s.X
+	}
+	c, ok := call.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	for _, a := range c.Args {
+		switch a.(type) {
+		case *ast.Ident, *ast.BasicLit, *ast.SelectorExpr:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // funcAt returns the function declared across line, or nil.

@@ -262,3 +262,15 @@ func TestGoTestRemovedWithRevertedFeatureIsClean(t *testing.T) {
 	fs, _, files := runReview(t, nil, base, map[string]string{"calc/detect.go": "", "calc/calc_test.go": goCalcTest})
 	check(t, fs, files)
 }
+
+// An exported wrapper that only hands its arguments on is not worth a
+// test of its own; one that computes is.
+func TestGoDelegatingExportIsClean(t *testing.T) {
+	t.Parallel()
+	head := map[string]string{
+		"calc/calc.go": goCalc + "\n// AddTo adds b to a.\nfunc AddTo(a, b int) int {\n\treturn sum(a, b)\n}\n\nfunc sum(a, b int) int { return a + b }\n\n" +
+			"// Twice doubles a.\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n",
+	}
+	fs, _, files := runReview(t, nil, goBase(), head)
+	check(t, fs, files, want{"calc/calc.go", "func Twice", RuleUntestedExport, "low"})
+}
