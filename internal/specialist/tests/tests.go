@@ -1,15 +1,22 @@
 // Package tests is the built-in engine of the tests specialist: from the
-// diff alone, in any language, it finds source changed with no test
-// changed, tests deleted, skips and focused tests added, assertions
-// removed, and, for Go, new exported functions that no test refers to.
+// diff and the files at base and head, in any language, it finds new
+// behavior with no test, tests deleted, skips and focused tests added,
+// assertions removed, and, for Go, new exported functions that no test
+// refers to.
 //
 // It runs nothing and needs no toolchain: it reads the diff and files at
 // base and head, masks comments and string literals out of the code before
-// matching (so a test that merely mentions "skip" is not a skip), and
-// follows each ecosystem's naming conventions for where tests live.
-// Precision comes first: where the conventions leave room for doubt (code
-// that is wiring, documentation, test support; a test moved rather than
-// deleted; a test removed with the code it tested), it says nothing.
+// matching (so a test that merely mentions "skip" is not a skip), follows
+// each ecosystem's naming conventions for where tests live, and reads Go
+// with go/parser. Precision comes first: every finding should be one a
+// careful reviewer would post. Coverage advice is one low finding per
+// change, and only for new behavior: lines moved or renamed (anywhere in
+// the change), call sites updated for a new signature and, in Go,
+// functions the package's tests already reach are not counted. A Go
+// assertion is "removed" only while the call it checked is still made and
+// its result still assigned. A skip counts in a test that ran before; a
+// test removed with the code it tested, moved, or merged into another is
+// not lost. Where the conventions leave room for doubt, it says nothing.
 package tests
 
 import (
