@@ -109,7 +109,10 @@ func recvType(t ast.Expr) string {
 }
 
 // untestedExports finds exported Go functions and methods the change adds
-// that no test of their package (nor any test the change touches) names.
+// that no test of their package (nor any test the change touches) names:
+// new in the repository (not moved from elsewhere in the change), not
+// reached by the package's tests through tested code, and not a mere
+// delegation to another call.
 // Files with an untested-change finding are passed over: that finding
 // already says the file's new code has no test.
 func (r *review) untestedExports(skip map[string]bool) error {
@@ -139,8 +142,14 @@ func (r *review) untestedExports(skip map[string]bool) error {
 		var news []export
 		var owners []*file
 		for _, x := range byDir[dir] {
+			head := r.goHead(x)
+			exercised, err := r.exercised(x)
+			if err != nil {
+				return err
+			}
 			for _, e := range r.newExports(x) {
-				if x.f.Changed(e.line) {
+				fn := head.funcByKey(e.key)
+				if x.f.Changed(e.line) && !r.movedFunc(x, fn) && (fn == nil || !exercised(fn) && !fn.delegates) {
 					news = append(news, e)
 					owners = append(owners, x)
 				}
@@ -192,6 +201,67 @@ func (r *review) untestedExports(skip map[string]bool) error {
 	return nil
 }
 
+// movedFunc reports whether fn, new in x, is moved rather than written
+// anew: a function of the same name that the change removes or renames
+// (from any of its Go files, in any package, with any receiver) had
+// mostly the same body.
+func (r *review) movedFunc(x *file, fn *goFunc) bool {
+	if fn == nil {
+		return false
+	}
+	for _, y := range r.files {
+		if y.eco.name != "go" || y.test || y.f.OldPath == "" {
+			continue
+		}
+		base := r.goBase(y)
+		if base == nil {
+			continue
+		}
+		var head *goSource
+		if y.f.Status != change.StatusDeleted {
+			head = r.goHead(y)
+		}
+		for _, old := range base.funcs {
+			// Exported or unexported on the way: reverse becomes Reverse.
+			if !strings.EqualFold(old.name, fn.name) || (y == x && old.key == fn.key) {
+				continue
+			}
+			if head != nil && head.funcByKey(old.key) != nil && y != x {
+				continue // still there: a new function of the same name
+			}
+			if similarBodies(old.body, fn.body) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// baseLines and headLines return a file's lines at base and at head,
+// read if the diff did not need them; nil where the file is not.
+func (r *review) baseLines(x *file) []string {
+	return r.lazyLines(x, &x.base, &x.baseMask, r.c.BaseSHA, x.f.OldPath)
+}
+
+func (r *review) headLines(x *file) []string {
+	if x.f.Status == change.StatusDeleted {
+		return x.head
+	}
+	return r.lazyLines(x, &x.head, &x.headMask, r.c.HeadSHA, x.f.NewPath)
+}
+
+func (r *review) lazyLines(x *file, lines, masked *[]string, rev, p string) []string {
+	if *lines != nil || p == "" {
+		return *lines
+	}
+	raw, m, err := r.read(rev, p, x.eco)
+	if err != nil {
+		return nil
+	}
+	*lines, *masked = raw, m
+	return raw
+}
+
 // newExports returns the exports of a Go file at head that it did not
 // have at base.
 func (r *review) newExports(x *file) []export {
@@ -202,13 +272,9 @@ func (r *review) newExports(x *file) []export {
 	if x.f.OldPath == "" || len(head) == 0 {
 		return head
 	}
-	base := x.base
+	base := r.baseLines(x)
 	if base == nil {
-		data, err := r.c.ReadFileAt(r.ctx, r.c.BaseSHA, x.f.OldPath)
-		if err != nil {
-			return nil
-		}
-		base = strings.Split(string(data), "\n")
+		return nil
 	}
 	old := map[string]bool{}
 	for _, e := range goExports(x.f.OldPath, []byte(strings.Join(base, "\n"))) {

@@ -1,15 +1,22 @@
 // Package tests is the built-in engine of the tests specialist: from the
-// diff alone, in any language, it finds source changed with no test
-// changed, tests deleted, skips and focused tests added, assertions
-// removed, and, for Go, new exported functions that no test refers to.
+// diff and the files at base and head, in any language, it finds new
+// behavior with no test, tests deleted, skips and focused tests added,
+// assertions removed, and, for Go, new exported functions that no test
+// refers to.
 //
 // It runs nothing and needs no toolchain: it reads the diff and files at
 // base and head, masks comments and string literals out of the code before
-// matching (so a test that merely mentions "skip" is not a skip), and
-// follows each ecosystem's naming conventions for where tests live.
-// Precision comes first: where the conventions leave room for doubt (code
-// that is wiring, documentation, test support; a test moved rather than
-// deleted; a test removed with the code it tested), it says nothing.
+// matching (so a test that merely mentions "skip" is not a skip), follows
+// each ecosystem's naming conventions for where tests live, and reads Go
+// with go/parser. Precision comes first: every finding should be one a
+// careful reviewer would post. Coverage advice is one low finding per
+// change, and only for new behavior: lines moved or renamed (anywhere in
+// the change), call sites updated for a new signature and, in Go,
+// functions the package's tests already reach are not counted. A Go
+// assertion is "removed" only while the call it checked is still made and
+// its result still assigned. A skip counts in a test that ran before; a
+// test removed with the code it tested, moved, or merged into another is
+// not lost. Where the conventions leave room for doubt, it says nothing.
 package tests
 
 import (
@@ -63,12 +70,16 @@ func (s *Specialist) Review(ctx context.Context, c *change.Change) ([]specialist
 		return nil, err
 	}
 	r.index()
+	r.indexRemoved()
 	for _, x := range r.files {
 		r.skips(x)
 		r.deletedTests(x)
 		r.removedAssertions(x)
 	}
-	untested := r.untestedChanges()
+	untested, err := r.untestedChanges()
+	if err != nil {
+		return nil, err
+	}
 	if err := r.untestedExports(untested); err != nil {
 		return nil, err
 	}
@@ -101,6 +112,17 @@ type review struct {
 	// adds, trimmed, per ecosystem: where removed tests' lines come back,
 	// the tests were moved or renamed.
 	addedTestLines map[*ecosystem]map[string]bool
+	// moved indexes the change's removed lines; refs holds, per Go
+	// package directory, the names its tests use.
+	moved movedIndex
+	refs  map[string]map[string]bool
+	// parsed caches Go files parsed at base and at head.
+	parsed map[string]*goSource
+	// covered holds, per Go package directory, the functions (by key)
+	// that its tests exercise.
+	covered map[string]map[string]bool
+	// goneDecls holds the names the change's Go source no longer declares.
+	goneDecls map[string]bool
 
 	findings []specialist.Finding
 }
@@ -381,11 +403,81 @@ func (r *review) skips(x *file) {
 					f.Body = "The test is skipped when this condition holds. Make sure it holds only where the test " +
 						"truly cannot run (a missing tool or service), and that CI still runs the test."
 				}
+				raw, _ := x.line(l)
+				if r.isMoved(x, raw) {
+					break // the skip came with its test, moved from elsewhere
+				}
+				if name, existed := r.testExisted(x, h, i, rule.imperative); !existed {
+					// A new test never ran: skipping it on some platforms
+					// is how it is written, not a loss.
+					if conditional {
+						break
+					}
+					f.Severity = specialist.SeverityLow
+					f.Headline = fmt.Sprintf("New test %s is skipped (%s): it never runs", quoteName(name), what)
+					f.Body = "The change adds this test skipped, so it checks nothing yet. Make it run, or give the " +
+						"reason in the skip and link an issue for turning it on."
+				}
 				r.add(f)
 				break
 			}
 		}
 	}
+}
+
+// testExisted returns the name of the test the i-th line of the hunk
+// skips, and whether the file had that test at base. A test it cannot
+// name is taken to have existed.
+func (r *review) testExisted(x *file, h change.Hunk, i int, imperative bool) (string, bool) {
+	l := h.Lines[i]
+	name := ""
+	if x.eco.name == "go" {
+		if g := r.goHead(x); g != nil {
+			if fn := g.funcAt(l.NewNumber); fn != nil {
+				name = fn.key
+			}
+		}
+	} else {
+		// A skip called at run time is inside its test; an annotation or
+		// a prefix marks the test it stands on or before.
+		step, from := 1, l.NewNumber
+		if imperative {
+			step = -1
+		}
+		for n, k := from, 0; n >= 1 && n <= len(x.headMask) && n <= len(x.head) && (imperative || k <= 6); n, k = n+step, k+1 {
+			raw, masked := x.head[n-1], x.headMask[n-1]
+			re := x.eco.testDecl
+			if re == nil {
+				re = x.eco.declName
+			}
+			if got, ok := declName(re, raw, masked); ok && got != "" {
+				name = got
+				break
+			}
+		}
+	}
+	if name == "" {
+		return "", true
+	}
+	base := r.baseLines(x)
+	if base == nil {
+		return name, false
+	}
+	if x.eco.name == "go" {
+		return name, r.goBase(x).funcByKey(name) != nil
+	}
+	re := x.eco.testDecl
+	if re == nil {
+		re = x.eco.declName
+	}
+	for k, raw := range base {
+		if k < len(x.baseMask) {
+			if got, ok := declName(re, raw, x.baseMask[k]); ok && got == name {
+				return name, true
+			}
+		}
+	}
+	return name, false
 }
 
 // previousCode returns the masked text of the nearest non-blank line
@@ -506,17 +598,32 @@ func quoteName(n string) string {
 }
 
 // gone returns the names of removed tests that the change does not add
-// back (moved or renamed within the change) and whose subject it does not
-// remove as well (a test deleted with its function is a clean-up).
+// back (moved or renamed within the change, or merged into a test whose
+// name begins theirs) and whose subject it does not remove as well: a
+// test deleted with its function, with a type or method it uses, or (in
+// Go) in a package that loses source files, is a clean-up.
 func (r *review) gone(x *file, removed []string) []string {
 	var out []string
 	for _, n := range removed {
-		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) {
+		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) ||
+			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) {
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// replacedBy reports whether a test the change adds replaces the removed
+// test n: its name begins n's, as TestGroup does TestGroupGet (several
+// tests merged into one, often a table).
+func (r *review) replacedBy(x *file, n string) bool {
+	for a := range r.addedTests[x.eco] {
+		if len(a) >= 6 && len(a) < len(n) && strings.HasPrefix(n, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceDeletedWith reports whether the change deletes the source a
@@ -553,6 +660,10 @@ func list(names []string) string {
 // gaining comparable ones.
 func (r *review) removedAssertions(x *file) {
 	if x.f.Status == change.StatusDeleted || x.f.Status == change.StatusAdded || x.eco.assert == nil {
+		return
+	}
+	if x.eco.name == "go" && x.test {
+		r.goRemovedAssertions(x)
 		return
 	}
 	type hunkCount struct {
@@ -696,46 +807,75 @@ func nearestAdded(h change.Hunk, i int) int {
 	return best
 }
 
-// untestedChanges finds source files with added logic and no test change
-// where the ecosystem keeps their tests; it returns their paths.
-func (r *review) untestedChanges() map[string]bool {
-	out := map[string]bool{}
+// minFileLines is the fewest lines of new logic a file must add to be
+// named in the untested-change finding.
+const minFileLines = 3
+
+// newLogic is the new behavior a source file adds: its lines of it and,
+// for Go, the functions they are in.
+type newLogic struct {
+	x     *file
+	n     int
+	funcs []string
+}
+
+// untestedChanges finds source files that add new behavior (not code
+// moved, renamed or a call site updated) with no test change where the
+// ecosystem keeps their tests, and in Go code no existing test of the
+// package exercising the changed function. It reports them in one
+// finding for the whole change, on the first such file, and returns
+// their paths.
+func (r *review) untestedChanges() (map[string]bool, error) {
+	var found []newLogic
+	total := 0
 	for _, x := range r.files {
 		if x.f.Status == change.StatusDeleted || !isSource(x.eco, x.path) {
 			continue
 		}
 		covered := r.testedAny[x.eco]
-		where := "a test"
-		switch x.eco.name {
-		case "go":
+		if x.eco.name == "go" {
 			covered = r.testedDirs[path.Dir(x.path)]
-			where = "no _test.go file in " + dirName(x.path)
-		case "rust":
-			where = "no #[cfg(test)] module or tests/ file"
-		default:
-			where = "no " + x.eco.label + " test file"
 		}
 		if covered {
 			continue
 		}
-		n := r.logicLines(x)
-		if n < minLogicLines {
-			continue
+		nl, err := r.newLogic(x)
+		if err != nil {
+			return nil, err
 		}
-		sev := sevUntested
-		if n >= mediumLogicLines {
-			sev = specialist.SeverityMedium
+		if nl.n >= minFileLines {
+			found = append(found, nl)
+			total += nl.n
 		}
-		out[x.path] = true
-		r.add(specialist.Finding{
-			Rule: RuleUntestedChange, Severity: sev, Path: x.path,
-			Headline: fmt.Sprintf("%d lines of new logic in %s, and no test changed", n, path.Base(x.path)),
-			Body: fmt.Sprintf("The change adds %d lines of logic to %s, and %s changes with it. "+
-				"Add or update a test (%s) that exercises the new behavior, or say in the description why none is needed.",
-				n, x.path, where, suggestTest(x.eco, x.path)),
-		})
 	}
-	return out
+	out := map[string]bool{}
+	if total < minLogicLines {
+		return out, nil
+	}
+	var names, parts []string
+	for _, nl := range found {
+		out[nl.x.path] = true
+		names = append(names, nl.x.path)
+		part := fmt.Sprintf("%s (%d lines", nl.x.path, nl.n)
+		if len(nl.funcs) > 0 {
+			part += " in " + list(nl.funcs)
+		}
+		parts = append(parts, part+")")
+	}
+	headline := fmt.Sprintf("New behavior in %s has no test", path.Base(names[0]))
+	if len(names) > 1 {
+		headline = fmt.Sprintf("New behavior in %d files has no test: %s", len(names), list(names))
+	}
+	first := found[0].x
+	r.add(specialist.Finding{
+		Rule: RuleUntestedChange, Severity: sevUntested, Path: first.path,
+		Headline: headline,
+		Body: fmt.Sprintf("The change adds %d lines of new logic, and no test of their package changes with it "+
+			"(code moved or renamed, call sites updated and functions the package's tests already call are not counted): %s. "+
+			"Add or update a test that exercises the new behavior (for %s: %s), or say in the description why none is needed.",
+			total, strings.Join(parts, "; "), first.path, suggestTest(first.eco, first.path)),
+	})
+	return out, nil
 }
 
 func dirName(p string) string {
@@ -769,30 +909,51 @@ func suggestTest(eco *ecosystem, p string) string {
 	return "a test"
 }
 
-// logicLines counts the lines of logic the change adds to a source file:
-// code, not comments, imports or brackets, and for Go only inside
-// function bodies (a new type or constant is not logic to test).
-func (r *review) logicLines(x *file) int {
+// newLogic counts the lines of new logic the change adds to a source
+// file: code, not comments, imports or brackets; not lines the change
+// moves from elsewhere or that only edit a call they replace; for Go only
+// inside function bodies (a new type or constant is not logic to test),
+// and not in functions the package's tests already exercise.
+func (r *review) newLogic(x *file) (newLogic, error) {
+	nl := newLogic{x: x}
 	var inBody func(int) bool
+	var exercised func(*goFunc) bool
+	var head *goSource
 	if x.eco.name == "go" {
 		inBody = goBodies(x.path, strings.Join(x.head, "\n"))
+		head = r.goHead(x)
+		var err error
+		if exercised, err = r.exercised(x); err != nil {
+			return nl, err
+		}
 	}
-	n := 0
 	for _, h := range x.f.Hunks {
-		for _, l := range h.Lines {
-			if l.Kind != change.KindAdded || x.inTest(l) {
+		mech := x.mechanical(h)
+		for i, l := range h.Lines {
+			if l.Kind != change.KindAdded || x.inTest(l) || mech[i] {
 				continue
 			}
-			if _, masked := x.line(l); !isLogic(masked) {
+			raw, masked := x.line(l)
+			if !isLogic(masked) || r.isMoved(x, raw) {
 				continue
 			}
 			if inBody != nil && !inBody(l.NewNumber) {
 				continue
 			}
-			n++
+			if head != nil {
+				if fn := head.funcAt(l.NewNumber); fn != nil {
+					if exercised(fn) {
+						continue
+					}
+					if !slices.Contains(nl.funcs, fn.key) {
+						nl.funcs = append(nl.funcs, fn.key)
+					}
+				}
+			}
+			nl.n++
 		}
 	}
-	return n
+	return nl, nil
 }
 
 // exists reports whether p exists at rev, file or directory.

@@ -604,11 +604,15 @@ func TestJSSkipFocusDeletedAssertion(t *testing.T) {
 	head = strings.Replace(head, `describe("sum", () => {`, `describe("sum", () => {
   xit("subtracts", () => {});
   it.skip("multiplies", () => {});`, 1)
+	head = strings.Replace(head, `  it("adds negatives", () => {`, `  it.skip("adds negatives", () => {`, 1)
 	fs, _, files := runReview(t, nil, jsRepo(), map[string]string{"src/sum.test.ts": head})
+	// A focus is always wrong; a test that ran before and is now skipped
+	// is a loss; a new test added skipped never ran: low.
 	check(t, fs, files,
 		want{"src/sum.test.ts", "it.only(", RuleSkipAdded, "high"},
-		want{"src/sum.test.ts", "xit(", RuleSkipAdded, "medium"},
-		want{"src/sum.test.ts", "it.skip(", RuleSkipAdded, "medium"})
+		want{"src/sum.test.ts", "xit(", RuleSkipAdded, "low"},
+		want{"src/sum.test.ts", `it.skip("multiplies"`, RuleSkipAdded, "low"},
+		want{"src/sum.test.ts", `it.skip("adds negatives"`, RuleSkipAdded, "medium"})
 
 	head = strings.Replace(jsTest, `
   it("adds negatives", () => {

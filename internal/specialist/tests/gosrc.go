@@ -1,0 +1,426 @@
+package tests
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/change"
+)
+
+// goFunc is a function or method a Go file declares.
+type goFunc struct {
+	key  string // "Name" or "Recv.Name"
+	name string
+	// from and to are the lines of the declaration, from the func
+	// keyword to the closing brace.
+	from, to int
+	// calls are the names of the functions and methods its body calls.
+	calls []string
+	// body is the body's lines, normalized (see normLine), without blank
+	// and bracket-only lines.
+	body []string
+	// delegates marks a body that only hands its arguments to another
+	// call (return c.genFile(name, false)): nothing of its own to test.
+	delegates bool
+}
+
+// goSource is a parsed Go file: its functions, by key, and the names it
+// declares at the top level.
+type goSource struct {
+	fset  *token.FileSet
+	file  *ast.File
+	funcs []*goFunc
+	decls map[string]bool
+}
+
+// parseGo parses a Go file; nil when it does not parse.
+func parseGo(name string, lines []string) *goSource {
+	if lines == nil {
+		return nil
+	}
+	src := strings.Join(lines, "\n")
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	g := &goSource{fset: fset, file: f, decls: map[string]bool{}}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			fn := &goFunc{key: d.Name.Name, name: d.Name.Name,
+				from: fset.Position(d.Pos()).Line, to: fset.Position(d.End()).Line}
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				fn.key = recvType(d.Recv.List[0].Type) + "." + d.Name.Name
+			}
+			if d.Body != nil {
+				ast.Inspect(d.Body, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						if name := callName(c); name != "" {
+							fn.calls = append(fn.calls, name)
+						}
+					}
+					return true
+				})
+				for l := fset.Position(d.Body.Lbrace).Line + 1; l < fset.Position(d.Body.Rbrace).Line && l <= len(lines); l++ {
+					if t := normLine(lines[l-1]); t != "" && !rePunct.MatchString(t) {
+						fn.body = append(fn.body, t)
+					}
+				}
+			}
+			fn.delegates = delegates(d.Body)
+			g.funcs = append(g.funcs, fn)
+			if d.Recv == nil {
+				g.decls[d.Name.Name] = true
+			} else {
+				g.decls[fn.key] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					g.decls[s.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.Name != "_" {
+							g.decls[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return g
+}
+
+// delegates reports whether a body is one call, returned or not, given
+// only names, fields and literals.
+func delegates(b *ast.BlockStmt) bool {
+	if b == nil || len(b.List) != 1 {
+		return false
+	}
+	var call ast.Expr
+	switch s := b.List[0].(type) {
+	case *ast.ReturnStmt:
+		if len(s.Results) == 1 {
+			call = s.Results[0]
+		}
+	case *ast.ExprStmt:
+		call = s.X
+	}
+	c, ok := call.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	for _, a := range c.Args {
+		switch a.(type) {
+		case *ast.Ident, *ast.BasicLit, *ast.SelectorExpr:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// funcAt returns the function declared across line, or nil.
+func (g *goSource) funcAt(line int) *goFunc {
+	for _, f := range g.funcs {
+		if line >= f.from && line <= f.to {
+			return f
+		}
+	}
+	return nil
+}
+
+// funcByKey returns the function of key, or nil.
+func (g *goSource) funcByKey(key string) *goFunc {
+	if g == nil {
+		return nil
+	}
+	for _, f := range g.funcs {
+		if f.key == key {
+			return f
+		}
+	}
+	return nil
+}
+
+// callName is the name a call calls: f for f(), Sel for x.Sel().
+func callName(c *ast.CallExpr) string {
+	switch fn := c.Fun.(type) {
+	case *ast.Ident:
+		return fn.Name
+	case *ast.SelectorExpr:
+		return fn.Sel.Name
+	case *ast.IndexExpr:
+		return callName(&ast.CallExpr{Fun: fn.X})
+	case *ast.IndexListExpr:
+		return callName(&ast.CallExpr{Fun: fn.X})
+	}
+	return ""
+}
+
+// normLine is a line of code trimmed, its runs of white space made one
+// space: what stays of a line moved to another indentation.
+func normLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// similarBodies reports whether two function bodies are mostly the same
+// lines: a function moved, perhaps lightly adapted to its new place.
+func similarBodies(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	set := map[string]bool{}
+	for _, l := range a {
+		set[looseLine(l)] = true
+	}
+	same := 0
+	for _, l := range b {
+		if set[looseLine(l)] {
+			same++
+		}
+	}
+	return float64(same) >= 0.5*float64(max(len(a), len(b)))
+}
+
+// exercised returns whether the package's tests exercise a function of
+// x's package at head: a test names it, or names a function of the
+// package that calls it, directly or through others.
+func (r *review) exercised(x *file) (func(*goFunc) bool, error) {
+	dir := path.Dir(x.path)
+	if cov, ok := r.covered[dir]; ok {
+		return func(f *goFunc) bool { return cov[f.key] }, nil
+	}
+	refs, err := r.testRefs(dir)
+	if err != nil {
+		return nil, err
+	}
+	cov := map[string]bool{}
+	if len(refs) > 0 {
+		funcs, err := r.packageFuncs(dir)
+		if err != nil {
+			return nil, err
+		}
+		byName := map[string][]*goFunc{}
+		for _, f := range funcs {
+			byName[f.name] = append(byName[f.name], f)
+		}
+		var queue []*goFunc
+		for _, f := range funcs {
+			if refs[f.name] && !cov[f.key] {
+				cov[f.key] = true
+				queue = append(queue, f)
+			}
+		}
+		for len(queue) > 0 {
+			f := queue[0]
+			queue = queue[1:]
+			for _, c := range f.calls {
+				for _, g := range byName[c] {
+					if !cov[g.key] {
+						cov[g.key] = true
+						queue = append(queue, g)
+					}
+				}
+			}
+		}
+	}
+	if r.covered == nil {
+		r.covered = map[string]map[string]bool{}
+	}
+	r.covered[dir] = cov
+	return func(f *goFunc) bool { return cov[f.key] }, nil
+}
+
+// packageFuncs returns the functions of the Go package in dir at head:
+// of all its source files when the change's source can list them, else
+// of those the change touches.
+func (r *review) packageFuncs(dir string) ([]*goFunc, error) {
+	var out []*goFunc
+	seen := map[string]bool{}
+	for _, x := range r.files {
+		if x.eco.name == "go" && !x.test && x.f.Status != change.StatusDeleted && path.Dir(x.path) == dir {
+			seen[x.path] = true
+			if g := r.goHead(x); g != nil {
+				out = append(out, g.funcs...)
+			}
+		}
+	}
+	listDir := dir
+	if listDir == "." {
+		listDir = ""
+	}
+	files, err := r.c.ListFiles(r.ctx, r.c.HeadSHA, listDir)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return nil, r.ctx.Err()
+		}
+		return out, nil
+	}
+	for _, p := range files {
+		if path.Dir(p) != dir || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || seen[p] {
+			continue
+		}
+		data, err := r.c.ReadFile(r.ctx, p)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return nil, r.ctx.Err()
+			}
+			continue
+		}
+		if g := r.goParsed("head:"+p, p, strings.Split(string(data), "\n")); g != nil {
+			out = append(out, g.funcs...)
+		}
+	}
+	return out, nil
+}
+
+// testRefs returns the names that the tests of the package in dir use,
+// at head: those of all its _test.go files when the change's source can
+// list them, else those the change touches.
+func (r *review) testRefs(dir string) (map[string]bool, error) {
+	if refs, ok := r.refs[dir]; ok {
+		return refs, nil
+	}
+	tests, known, err := r.packageTests(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		tests = nil
+		for _, x := range r.files {
+			if x.eco.name == "go" && x.test && x.f.NewPath != "" && path.Dir(x.f.NewPath) == dir {
+				tests = append(tests, x.f.NewPath)
+			}
+		}
+	}
+	refs := map[string]bool{}
+	for _, p := range tests {
+		data, err := r.c.ReadFile(r.ctx, p)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return nil, r.ctx.Err()
+			}
+			continue
+		}
+		for _, l := range mask(string(data), syntaxC) {
+			for _, w := range reIdent.FindAllString(l, -1) {
+				refs[w] = true
+			}
+		}
+	}
+	if r.refs == nil {
+		r.refs = map[string]map[string]bool{}
+	}
+	r.refs[dir] = refs
+	return refs, nil
+}
+
+// goHead and goBase return x parsed at head and at base, nil when it is
+// not there or does not parse.
+func (r *review) goHead(x *file) *goSource { return r.goParsed("head:"+x.path, x.path, x.head) }
+
+func (r *review) goBase(x *file) *goSource {
+	return r.goParsed("base:"+x.f.OldPath, x.f.OldPath, r.baseLines(x))
+}
+
+func (r *review) goParsed(key, name string, lines []string) *goSource {
+	if g, ok := r.parsed[key]; ok {
+		return g
+	}
+	if r.parsed == nil {
+		r.parsed = map[string]*goSource{}
+	}
+	g := parseGo(name, lines)
+	r.parsed[key] = g
+	return g
+}
+
+// removedDecls returns the names that the change's Go source declared at
+// base and declares nowhere at head: functions, methods (by name), types,
+// constants and variables removed or renamed.
+func (r *review) removedDecls() map[string]bool {
+	if r.goneDecls != nil {
+		return r.goneDecls
+	}
+	was, is := map[string]bool{}, map[string]bool{}
+	for _, y := range r.files {
+		if y.eco.name != "go" || y.test {
+			continue
+		}
+		if b := r.goBase(y); b != nil {
+			for n := range b.decls {
+				was[n] = true
+			}
+			for _, f := range b.funcs {
+				was[f.name] = true
+			}
+		}
+		if y.f.Status != change.StatusDeleted {
+			if h := r.goParsed("head:"+y.path, y.path, r.headLines(y)); h != nil {
+				for n := range h.decls {
+					is[n] = true
+				}
+				for _, f := range h.funcs {
+					is[f.name] = true
+				}
+			}
+		}
+	}
+	r.goneDecls = map[string]bool{}
+	for n := range was {
+		bare := n[strings.LastIndexByte(n, '.')+1:]
+		switch {
+		case !is[n] && !is[bare]:
+			r.goneDecls[bare] = true
+		case !is[n]:
+			r.goneDecls[n] = true // a method gone, its name still used elsewhere
+		}
+	}
+	return r.goneDecls
+}
+
+// testsRemovedCode reports whether the Go test n, removed from x, used
+// something the change removes from the source: the test went with the
+// code it tested.
+func (r *review) testsRemovedCode(x *file, n string) bool {
+	if x.eco.name != "go" {
+		return false
+	}
+	gone := r.removedDecls()
+	if len(gone) == 0 {
+		return false
+	}
+	base := r.goBase(x)
+	if base == nil {
+		return false
+	}
+	for _, d := range base.file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Name.Name != n {
+			continue
+		}
+		used := map[string]bool{}
+		identsOf(fd.Body, used)
+		for u := range used {
+			if gone[u] {
+				return true
+			}
+		}
+		// A method gone whose name the test uses, on a type the test
+		// names (TestResponse_Flush, in response_test.go, calls
+		// res.Flush() of the Response whose Flush is gone).
+		for g := range gone {
+			recv, name, ok := strings.Cut(g, ".")
+			if ok && used[name] && (used[recv] || strings.Contains(n, recv) || subject(x.path) == strings.ToLower(recv)) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,276 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The cases below mirror noise the specialist produced on ordinary
+// merged commits of public Go repositories (docs/review-quality.md, "tests
+// specialist"): each failed before the rule it tests was reworked.
+
+// storeFiles is a package with a Store and a test that calls its Get, and
+// a package without tests whose five files call Get eight times each.
+func storeFiles(call string) map[string]string {
+	files := map[string]string{
+		"store/store.go": "package store\n\n// Store holds values.\ntype Store struct{ m map[string]int }\n\n" +
+			"// Get returns the value of k.\nfunc (s *Store) Get(k string) int { return s.m[k] }\n",
+		"store/store_test.go": "package store\n\nimport \"testing\"\n\nfunc TestGet(t *testing.T) {\n" +
+			"\ts := &Store{m: map[string]int{\"a\": 1}}\n\tif got := s.Get(\"a\"); got != 1 {\n\t\tt.Errorf(\"Get = %d\", got)\n\t}\n}\n",
+	}
+	for i := range 5 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package report\n\nimport \"example.com/store\"\n\n// Sum%d adds values.\nfunc Sum%d(s *store.Store) int {\n\ttotal := 0\n", i, i)
+		for j := range 8 {
+			fmt.Fprintf(&b, "\ttotal += %s\"k%d\")\n", call, j)
+		}
+		b.WriteString("\treturn total\n}\n")
+		files[fmt.Sprintf("report/sum%d.go", i)] = b.String()
+	}
+	return files
+}
+
+// A method renamed and given a new argument, its callers in five files
+// updated, is not new behavior: no coverage advice, once or five times.
+func TestGoRenameTouchingFiveCallersIsClean(t *testing.T) {
+	t.Parallel()
+	base := storeFiles("s.Get(")
+	head := storeFiles("s.Lookup(nil, ")
+	head["store/store.go"] = strings.Replace(head["store/store.go"], "func (s *Store) Get(k string) int",
+		"func (s *Store) Lookup(_ any, k string) int", 1)
+	head["store/store_test.go"] = strings.Replace(head["store/store_test.go"], `s.Get("a")`, `s.Lookup(nil, "a")`, 1)
+	fs, _, files := runReview(t, nil, base, head)
+	check(t, fs, files)
+}
+
+// New behavior in several files of untested packages is one finding, on
+// the first file, naming them all, and never above low however large.
+func TestGoCoverageAdviceIsOneLowFinding(t *testing.T) {
+	t.Parallel()
+	body := func(name string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package %s\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n", name)
+		for i := range 45 {
+			fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
+		}
+		b.WriteString("\treturn r\n}\n")
+		return b.String()
+	}
+	base := map[string]string{"README.md": "x\n"}
+	fs, _, files := runReview(t, nil, base, map[string]string{"alpha/score.go": body("alpha"), "beta/score.go": body("beta")})
+	// The exports of the files it names are not reported again.
+	check(t, fs, files, want{"alpha/score.go", "", RuleUntestedChange, "low"})
+	for _, f := range fs {
+		if f.Rule == RuleUntestedChange && !(strings.Contains(f.Body, "alpha/score.go") && strings.Contains(f.Body, "beta/score.go")) {
+			t.Errorf("coverage finding does not name both files: %s", f.Body)
+		}
+	}
+}
+
+// New logic in a function the package's existing tests already call is
+// exercised by them: no coverage advice. Logic in a function no test
+// reaches still gets it.
+func TestGoChangeInFunctionExistingTestsCallIsClean(t *testing.T) {
+	t.Parallel()
+	branchy := strings.Replace(goCalc, "func Add(a, b int) int { return a + b }", `func Add(a, b int) int {
+	if a == 0 {
+		return b
+	}
+	if b == 0 {
+		return a
+	}
+	sum := a
+	for i := 0; i < b; i++ {
+		sum++
+	}
+	for i := 0; i > b; i-- {
+		sum--
+	}
+	return sum
+}`, 1)
+	fs, _, files := runReview(t, nil, goBase(), map[string]string{"calc/calc.go": branchy})
+	check(t, fs, files)
+}
+
+// A function moved to another package, exported on the way, is neither an
+// untested export nor new behavior.
+func TestGoFunctionMovedToAnotherPackageIsClean(t *testing.T) {
+	t.Parallel()
+	fn := `func %s(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	if len(r) == 0 {
+		return ""
+	}
+	out := string(r)
+	out = strings.TrimSpace(out)
+	out = strings.ToLower(out)
+	return out
+}
+`
+	base := goBase()
+	base["calc/text.go"] = "package calc\n\nimport \"strings\"\n\n" + fmt.Sprintf(fn, "reverse") +
+		"\n// Title reverses s.\nfunc Title(s string) string { return reverse(s) }\n"
+	base["calc/text_test.go"] = "package calc\n\nimport \"testing\"\n\nfunc TestTitle(t *testing.T) {\n\tif Title(\"ab\") != \"ba\" {\n\t\tt.Error(\"title\")\n\t}\n}\n"
+	fs, _, files := runReview(t, nil, base, map[string]string{
+		"calc/text.go": "package calc\n\nimport \"example.com/calc/strutil\"\n\n// Title reverses s.\nfunc Title(s string) string { return strutil.Reverse(s) }\n",
+		"calc/strutil/strutil.go": "// Package strutil works on strings.\npackage strutil\n\nimport \"strings\"\n\n// Reverse reverses s.\n" +
+			fmt.Sprintf(fn, "Reverse"),
+	})
+	check(t, fs, files)
+}
+
+// parseTest is a test of a Parse that returns an error.
+const parseTest = `package calc
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	v, err := Parse("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != 1 {
+		t.Errorf("Parse = %d", v)
+	}
+}
+
+func TestParseTwo(t *testing.T) {
+	v, err := Parse("2")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if v != 2 {
+		t.Errorf("Parse = %d", v)
+	}
+}
+`
+
+// A call that stopped returning an error takes its error checks with it:
+// nothing is left to assert, and nothing is reported.
+func TestGoCheckGoneWithItsErrorIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"calc/parse.go":      "package calc\n\nimport \"strconv\"\n\n// Parse parses s.\nfunc Parse(s string) (int, error) { return strconv.Atoi(s) }\n",
+		"calc/parse_test.go": parseTest,
+	}
+	head := strings.ReplaceAll(parseTest, "v, err := Parse", "v := Parse")
+	head = strings.Replace(head, "\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n", "", 1)
+	head = strings.Replace(head, "\tif err != nil {\n\t\tt.Fatalf(\"Parse: %v\", err)\n\t}\n", "", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{
+		"calc/parse.go":      "package calc\n\nimport \"strconv\"\n\n// Parse parses s; 0 when it is no number.\nfunc Parse(s string) int { n, _ := strconv.Atoi(s); return n }\n",
+		"calc/parse_test.go": head,
+	})
+	check(t, fs, files)
+}
+
+// An error check dropped while the call still returns the error, assigned
+// and unchecked, is reported; one rewritten as require.NoError is not.
+func TestGoErrorCheckDroppedIsReported(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"calc/parse.go":      "package calc\n\nimport \"strconv\"\n\n// Parse parses s.\nfunc Parse(s string) (int, error) { return strconv.Atoi(s) }\n",
+		"calc/parse_test.go": parseTest,
+	}
+	head := strings.Replace(parseTest, "\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n", "\t_ = err // TODO\n", 1)
+	head = strings.Replace(head, "\tif err != nil {\n\t\tt.Fatalf(\"Parse: %v\", err)\n\t}\n", "\trequire.NoError(t, err)\n", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"calc/parse_test.go": head})
+	check(t, fs, files, want{"calc/parse_test.go", "_ = err // TODO", RuleAssertionRemoved, "medium"})
+}
+
+// A debug t.Error dropped while the real comparison stays is no loss.
+func TestGoDroppedDebugErrorIsClean(t *testing.T) {
+	t.Parallel()
+	base := goBase()
+	base["calc/calc_test.go"] = strings.Replace(goCalcTest, "\t\tt.Errorf(\"Add(1, 2) = %d, want 3\", got)\n",
+		"\t\tt.Error(\"debug: Add mismatch\")\n\t\tt.Errorf(\"Add(1, 2) = %d, want 3\", got)\n", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"calc/calc_test.go": goCalcTest})
+	check(t, fs, files)
+}
+
+// Checks rewritten with an assertion object (r := require.New(t)) are
+// still checks.
+func TestGoChecksRewrittenWithRequireNewAreClean(t *testing.T) {
+	t.Parallel()
+	head := strings.Replace(goCalcTest, `	if got := Add(1, 2); got != 3 {
+		t.Errorf("Add(1, 2) = %d, want 3", got)
+	}`, `	r := require.New(t)
+	got := Add(1, 2)
+	r.Equal(3, got)`, 1)
+	fs, _, files := runReview(t, nil, goBase(), map[string]string{"calc/calc_test.go": head})
+	check(t, fs, files)
+}
+
+// A skip in a test the change adds (a platform guard) is how the test is
+// written; in a test that ran before it is reported.
+func TestGoSkipInNewTestIsClean(t *testing.T) {
+	t.Parallel()
+	fs, _, files := runReview(t, nil, goBase(), map[string]string{
+		"calc/calc_test.go": goCalcTest + "\nfunc TestAddWindows(t *testing.T) {\n\tif runtime.GOOS != \"windows\" {\n\t\tt.SkipNow()\n\t}\n\tif Add(1, 1) != 2 {\n\t\tt.Error(\"add\")\n\t}\n}\n",
+	})
+	check(t, fs, files)
+
+	fs, _, files = runReview(t, nil, goBase(), map[string]string{
+		"calc/calc_test.go": goCalcTest + "\nfunc TestAddLater(t *testing.T) {\n\tt.Skip(\"later\")\n\tif Add(1, 1) != 2 {\n\t\tt.Error(\"add\")\n\t}\n}\n",
+	})
+	check(t, fs, files, want{"calc/calc_test.go", `t.Skip("later")`, RuleSkipAdded, "low"})
+}
+
+// Tests removed with the type they tested (the flag type folded into
+// another), and tests merged into one table test, are not lost.
+func TestGoTestsRemovedWithTheirTypeOrMergedAreClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"flag/int.go":   "package flag\n\n// IntFlag is an int flag.\ntype IntFlag struct{ V int }\n",
+		"flag/int64.go": "package flag\n\n// Int64Flag is an int64 flag.\ntype Int64Flag struct{ V int64 }\n\n// Get returns the value.\nfunc (f *Int64Flag) Get() int64 { return f.V }\n",
+		"flag/flag_test.go": "package flag\n\nimport \"testing\"\n\n" +
+			"func TestInt64Value(t *testing.T) {\n\tf := &Int64Flag{V: 2}\n\tif f.V != 2 {\n\t\tt.Error(\"v\")\n\t}\n}\n\n" +
+			"func TestGroupGet(t *testing.T) {\n\tcheckMethod(t, \"GET\")\n}\n\n" +
+			"func TestGroupPost(t *testing.T) {\n\tcheckMethod(t, \"POST\")\n}\n\n" +
+			"func checkMethod(t *testing.T, m string) {\n\tif m == \"\" {\n\t\tt.Error(\"empty\")\n\t}\n}\n",
+	}
+	fs, _, files := runReview(t, nil, base, map[string]string{
+		"flag/int64.go": "",
+		"flag/flag_test.go": "package flag\n\nimport \"testing\"\n\n" +
+			"func TestGroup(t *testing.T) {\n\tfor _, m := range []string{\"GET\", \"POST\"} {\n\t\tcheckMethod(t, m)\n\t}\n}\n\n" +
+			"func checkMethod(t *testing.T, m string) {\n\tif m == \"\" {\n\t\tt.Error(\"empty\")\n\t}\n}\n",
+	})
+	check(t, fs, files)
+}
+
+// Small exported predicates that tested code calls are exercised by the
+// package's tests, even when no test names them.
+func TestGoExportCalledByTestedCodeIsClean(t *testing.T) {
+	t.Parallel()
+	base := goBase()
+	fs, _, files := runReview(t, nil, base, map[string]string{
+		"calc/calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int {\n\tif IsZero(a) {\n\t\treturn b\n\t}\n\treturn a + b\n}\n\n" +
+			"// IsZero reports whether v is 0.\nfunc IsZero(v int) bool { return v == 0 }\n",
+	})
+	check(t, fs, files)
+}
+
+// A feature reverted, its source file deleted, takes its test with it.
+func TestGoTestRemovedWithRevertedFeatureIsClean(t *testing.T) {
+	t.Parallel()
+	base := goBase()
+	base["calc/detect.go"] = "package calc\n\nimport \"os\"\n\nfunc init() { testing = len(os.Args) > 0 }\n\nvar testing bool\n"
+	base["calc/calc_test.go"] = goCalcTest + "\nfunc TestNoOSArgs(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Error(\"add\")\n\t}\n}\n"
+	fs, _, files := runReview(t, nil, base, map[string]string{"calc/detect.go": "", "calc/calc_test.go": goCalcTest})
+	check(t, fs, files)
+}
+
+// An exported wrapper that only hands its arguments on is not worth a
+// test of its own; one that computes is.
+func TestGoDelegatingExportIsClean(t *testing.T) {
+	t.Parallel()
+	head := map[string]string{
+		"calc/calc.go": goCalc + "\n// AddTo adds b to a.\nfunc AddTo(a, b int) int {\n\treturn sum(a, b)\n}\n\nfunc sum(a, b int) int { return a + b }\n\n" +
+			"// Twice doubles a.\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n",
+	}
+	fs, _, files := runReview(t, nil, goBase(), head)
+	check(t, fs, files, want{"calc/calc.go", "func Twice", RuleUntestedExport, "low"})
+}
