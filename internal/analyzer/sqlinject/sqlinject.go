@@ -1,0 +1,816 @@
+package sqlinject
+
+import (
+	"fmt"
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
+	"golang.org/x/tools/go/ssa"
+)
+
+// Analyzer reports SQL text built from values that are not constant and
+// passed to database/sql, pgx, sqlx or gorm as the query. Each diagnostic
+// is at the place the unsafe value enters the text.
+var Analyzer = &analysis.Analyzer{
+	Name:     "sqlinject",
+	Doc:      "report SQL queries built with fmt.Sprintf, + or a strings.Builder from values that are not constant",
+	URL:      "https://cwe.mitre.org/data/definitions/89.html",
+	Requires: []*analysis.Analyzer{buildssa.Analyzer},
+	Run:      run,
+}
+
+// maxDepth bounds how many calls deep the analysis follows a value
+// (into helpers' results and callers' arguments).
+const maxDepth = 4
+
+// checker holds what one pass knows about its package.
+type checker struct {
+	pass *analysis.Pass
+	// calls are the static call sites of each function of the package.
+	calls map[*ssa.Function][]ssa.CallInstruction
+	// escapes are functions used other than as the callee of a static
+	// call (so called from places the analysis cannot see).
+	escapes map[*ssa.Function]bool
+	// invoked are the method names called through an interface.
+	invoked map[string]bool
+	// globalStores and fieldStores are the values stored to each package
+	// variable and to each unexported struct field.
+	globalStores map[*ssa.Global][]ssa.Value
+	globalLoads  map[*ssa.Global][]*ssa.UnOp
+	fieldStores  map[*types.Var][]ssa.Value
+	// fieldEscapes are fields whose address is used other than to store
+	// to or load from.
+	fieldEscapes map[*types.Var]bool
+	// safeMemo caches safe's answer per value.
+	safeMemo map[ssa.Value]bool
+	reported map[token.Pos]bool
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	res, ok := pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA)
+	if !ok || res == nil {
+		return nil, nil
+	}
+	funcs := append([]*ssa.Function{}, res.SrcFuncs...)
+	if init := res.Pkg.Func("init"); init != nil {
+		funcs = append(funcs, init)
+		funcs = append(funcs, init.AnonFuncs...)
+	}
+	c := &checker{
+		pass:         pass,
+		calls:        map[*ssa.Function][]ssa.CallInstruction{},
+		escapes:      map[*ssa.Function]bool{},
+		invoked:      map[string]bool{},
+		globalStores: map[*ssa.Global][]ssa.Value{},
+		globalLoads:  map[*ssa.Global][]*ssa.UnOp{},
+		fieldStores:  map[*types.Var][]ssa.Value{},
+		fieldEscapes: map[*types.Var]bool{},
+		safeMemo:     map[ssa.Value]bool{},
+		reported:     map[token.Pos]bool{},
+	}
+	for _, fn := range funcs {
+		c.index(fn)
+	}
+	for _, fn := range funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				call, ok := instr.(ssa.CallInstruction)
+				if !ok {
+					continue
+				}
+				name, q, ok := sink(call.Common())
+				if !ok {
+					continue
+				}
+				w := &walk{c: c, seen: map[ssa.Value]bool{}}
+				w.built(q, 0)
+				for _, s := range w.sites {
+					c.report(s, name, call.Pos())
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// index records fn's call sites, escaping functions, stores to package
+// variables and fields.
+func (c *checker) index(fn *ssa.Function) {
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			if call, ok := instr.(ssa.CallInstruction); ok {
+				common := call.Common()
+				if common.IsInvoke() {
+					c.invoked[common.Method.Name()] = true
+				} else if f, ok := common.Value.(*ssa.Function); ok {
+					c.calls[f] = append(c.calls[f], call)
+				}
+				for _, a := range common.Args {
+					c.escape(a)
+				}
+				continue
+			}
+			switch instr := instr.(type) {
+			case *ssa.UnOp:
+				if g, ok := instr.X.(*ssa.Global); ok && instr.Op == token.MUL {
+					c.globalLoads[g] = append(c.globalLoads[g], instr)
+				}
+			case *ssa.Store:
+				switch addr := instr.Addr.(type) {
+				case *ssa.Global:
+					c.globalStores[addr] = append(c.globalStores[addr], instr.Val)
+				case *ssa.FieldAddr:
+					if f := field(addr); f != nil {
+						c.fieldStores[f] = append(c.fieldStores[f], instr.Val)
+					}
+				}
+				c.escape(instr.Val)
+				continue
+			case *ssa.FieldAddr:
+				for _, r := range *instr.Referrers() {
+					switch r := r.(type) {
+					case *ssa.Store:
+						if r.Addr == instr {
+							continue
+						}
+					case *ssa.UnOp, *ssa.DebugRef:
+						continue
+					}
+					if f := field(instr); f != nil {
+						c.fieldEscapes[f] = true
+					}
+				}
+			}
+			var ops [8]*ssa.Value
+			for _, op := range instr.Operands(ops[:0]) {
+				if op != nil {
+					c.escape(*op)
+				}
+			}
+		}
+	}
+}
+
+// escape records that v, if it is a function, may be called from
+// anywhere.
+func (c *checker) escape(v ssa.Value) {
+	switch v := v.(type) {
+	case *ssa.Function:
+		c.escapes[v] = true
+	case *ssa.MakeClosure:
+		if f, ok := v.Fn.(*ssa.Function); ok {
+			c.escapes[f] = true
+		}
+	}
+}
+
+// field returns the struct field addr points to.
+func field(addr *ssa.FieldAddr) *types.Var {
+	t := addr.X.Type().Underlying()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem().Underlying()
+	}
+	st, ok := t.(*types.Struct)
+	if !ok || addr.Field >= st.NumFields() {
+		return nil
+	}
+	return st.Field(addr.Field)
+}
+
+// site is where a value that is not safe enters a query's text.
+type site struct {
+	pos token.Pos
+	how string
+}
+
+func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
+	pos := s.pos
+	if !pos.IsValid() {
+		pos = sinkPos
+	}
+	if c.reported[pos] {
+		return
+	}
+	c.reported[pos] = true
+	where := ""
+	if p, q := c.pass.Fset.Position(pos), c.pass.Fset.Position(sinkPos); q.IsValid() && (p.Filename != q.Filename || p.Line != q.Line) {
+		if p.Filename == q.Filename {
+			where = fmt.Sprintf(" on line %d", q.Line)
+		} else {
+			where = fmt.Sprintf(" at %s:%d", q.Filename, q.Line)
+		}
+	}
+	c.pass.Report(analysis.Diagnostic{
+		Pos:      pos,
+		Category: "sql-injection",
+		Message: fmt.Sprintf("SQL injection: the query passed to %s%s is built with %s from a value that is not constant\n"+
+			"A value spliced into SQL text can change the statement itself. Use placeholders ($1, ?) and pass the value as an argument of the query; "+
+			"a table or column name that must vary is chosen from a fixed set of constants or quoted with the driver's function (pq.QuoteIdentifier, pgx.Identifier{…}.Sanitize()).",
+			sinkName, where, s.how),
+	})
+}
+
+// walk follows one query back to where its text is built.
+type walk struct {
+	c     *checker
+	seen  map[ssa.Value]bool
+	sites []site
+}
+
+// built records the sites where v's text is built from a part that is not
+// safe, and reports whether there was any.
+func (w *walk) built(v ssa.Value, depth int) bool {
+	if v == nil || depth > maxDepth {
+		return false
+	}
+	if done, ok := w.seen[v]; ok {
+		return done
+	}
+	w.seen[v] = false // a cycle adds nothing
+	found := w.builtUncached(v, depth)
+	w.seen[v] = found
+	return found
+}
+
+func (w *walk) add(pos token.Pos, how string) bool {
+	w.sites = append(w.sites, site{pos, how})
+	return true
+}
+
+// parts records sites inside each part and reports whether any part not
+// built here is unsafe.
+func (w *walk) parts(vs []ssa.Value, depth int) (found, unsafe bool) {
+	for _, p := range vs {
+		if w.built(p, depth) {
+			found = true
+		} else if !w.c.safe(p, depth) {
+			unsafe = true
+		}
+	}
+	return found, unsafe
+}
+
+func (w *walk) builtUncached(v ssa.Value, depth int) bool {
+	if vs, ok, _ := w.c.copyOf(v); ok {
+		found := false
+		for _, x := range vs {
+			found = w.built(x, depth) || found
+		}
+		return found
+	}
+	switch v := v.(type) {
+	case *ssa.BinOp:
+		if v.Op != token.ADD || !isString(v.Type()) {
+			return false
+		}
+		found, unsafe := w.parts([]ssa.Value{v.X, v.Y}, depth)
+		if unsafe {
+			return w.add(v.Pos(), "string concatenation")
+		}
+		return found
+	case *ssa.Extract:
+		if call, ok := v.Tuple.(*ssa.Call); ok {
+			return w.call(call, v.Index, depth)
+		}
+	case *ssa.Call:
+		return w.call(v, 0, depth)
+	case *ssa.Parameter:
+		fn := v.Parent()
+		i := paramIndex(fn, v)
+		found := false
+		for _, call := range w.c.calls[fn] {
+			if args := call.Common().Args; i >= 0 && i < len(args) {
+				found = w.built(args[i], depth+1) || found
+			}
+		}
+		return found
+	}
+	return false
+}
+
+// call records the sites inside result i of call.
+func (w *walk) call(call *ssa.Call, result, depth int) bool {
+	common := call.Common()
+	if common.IsInvoke() {
+		return false
+	}
+	if b, ok := common.Value.(*ssa.Builtin); ok {
+		if b.Name() == "append" && len(common.Args) == 2 {
+			// append([]byte, string...) and friends: the bytes are text.
+			found, unsafe := w.parts(common.Args, depth)
+			if unsafe {
+				return w.add(call.Pos(), "append")
+			}
+			return found
+		}
+		return false
+	}
+	fn, args := callee(common)
+	switch {
+	case fn == nil:
+		return false
+	case funcIs(fn, "fmt", "Sprintf", "Sprint", "Sprintln", "Appendf", "Append", "Appendln"):
+		parts, known := fmtParts(common.Args)
+		found, unsafe := w.parts(parts, depth)
+		if unsafe || !known {
+			return w.add(call.Pos(), "fmt."+fn.Name())
+		}
+		return found
+	case funcIs(fn, "strings", "Builder.String") || funcIs(fn, "bytes", "Buffer.String", "Buffer.Bytes"):
+		return w.builder(common.Args[0], depth)
+	case funcIs(fn, "strings", "Join"):
+		elems, _ := sliceElems(args[0])
+		found, unsafe := w.parts(append(elems, args[1]), depth)
+		if unsafe {
+			return w.add(call.Pos(), "strings.Join")
+		}
+		return found
+	}
+	if i := passThrough(fn); i >= 0 && i < len(args) {
+		return w.built(args[i], depth)
+	}
+	if f := common.StaticCallee(); f != nil && f.Pkg == w.c.pkg() && len(f.Blocks) > 0 && depth < maxDepth {
+		found := false
+		for _, r := range returned(f, result) {
+			found = w.built(r, depth+1) || found
+		}
+		return found
+	}
+	return false
+}
+
+// builder records the sites of the writes to the strings.Builder or
+// bytes.Buffer at addr.
+func (w *walk) builder(addr ssa.Value, depth int) bool {
+	writes, _ := builderWrites(addr)
+	found := false
+	for _, wr := range writes {
+		f, unsafe := w.parts(wr.parts, depth)
+		if unsafe {
+			w.add(wr.pos, wr.how)
+			f = true
+		}
+		found = found || f
+	}
+	return found
+}
+
+func (c *checker) pkg() *ssa.Package {
+	return c.pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA).Pkg
+}
+
+// safe reports whether v's text cannot carry anything but what the
+// program itself chose: see the package documentation.
+func (c *checker) safe(v ssa.Value, depth int) bool {
+	if v == nil {
+		return true
+	}
+	if s, ok := c.safeMemo[v]; ok {
+		return s
+	}
+	c.safeMemo[v] = true // optimistic on cycles: the other edges decide
+	s := c.safeUncached(v, depth)
+	c.safeMemo[v] = s
+	return s
+}
+
+func (c *checker) allSafe(vs []ssa.Value, depth int) bool {
+	for _, v := range vs {
+		if !c.safe(v, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *checker) safeUncached(v ssa.Value, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	if isInert(v.Type()) {
+		return true
+	}
+	if vs, ok, complete := c.copyOf(v); ok {
+		return complete && c.allSafe(vs, depth)
+	}
+	switch v := v.(type) {
+	case *ssa.Const:
+		return true
+	case *ssa.BinOp:
+		return c.safe(v.X, depth) && c.safe(v.Y, depth)
+	case *ssa.Lookup:
+		return c.constantMap(v.X, depth)
+	case *ssa.Extract:
+		switch t := v.Tuple.(type) {
+		case *ssa.Lookup:
+			return v.Index == 0 && c.constantMap(t.X, depth)
+		case *ssa.Call:
+			return c.safeCall(t, v.Index, depth)
+		}
+	case *ssa.Call:
+		return c.safeCall(v, 0, depth)
+	case *ssa.Parameter:
+		fn := v.Parent()
+		i := paramIndex(fn, v)
+		if i < 0 || !c.internal(fn) {
+			return false
+		}
+		for _, call := range c.calls[fn] {
+			args := call.Common().Args
+			if i >= len(args) || !c.safe(args[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copyOf returns the values v merely copies (a phi's edges, a
+// conversion's operand, a closure's binding, the values stored where v is
+// loaded from), whether v is such a copy, and whether the values are all
+// there are.
+func (c *checker) copyOf(v ssa.Value) (vs []ssa.Value, isCopy, complete bool) {
+	switch v := v.(type) {
+	case *ssa.Phi:
+		return v.Edges, true, true
+	case *ssa.Convert:
+		return []ssa.Value{v.X}, true, true
+	case *ssa.ChangeType:
+		return []ssa.Value{v.X}, true, true
+	case *ssa.MakeInterface:
+		return []ssa.Value{v.X}, true, true
+	case *ssa.FreeVar:
+		b := binding(v)
+		return []ssa.Value{b}, b != nil, true
+	case *ssa.UnOp:
+		if v.Op != token.MUL {
+			return nil, false, false
+		}
+		stored, known := c.storedTo(v.X)
+		return stored, true, known
+	case *ssa.Field:
+		st, ok := v.X.Type().Underlying().(*types.Struct)
+		if !ok {
+			return nil, false, false
+		}
+		f := st.Field(v.Field)
+		stores := c.fieldStores[f]
+		return stores, true, len(stores) > 0 && !f.Exported() && !c.fieldEscapes[f]
+	}
+	return nil, false, false
+}
+
+// internal reports whether every call of fn is a static call in the
+// package: it is unexported, never used as a value and not a method an
+// interface call of the package could reach.
+func (c *checker) internal(fn *ssa.Function) bool {
+	if c.escapes[fn] || len(c.calls[fn]) == 0 || fn.Pkg != c.pkg() {
+		return false
+	}
+	if fn.Parent() != nil {
+		return true // a closure called directly, never stored
+	}
+	obj := fn.Object()
+	if obj == nil || obj.Exported() {
+		return false
+	}
+	if fn.Signature.Recv() != nil && c.invoked[fn.Name()] {
+		return false
+	}
+	return true
+}
+
+// safeCall reports whether result i of call is safe.
+func (c *checker) safeCall(call *ssa.Call, result, depth int) bool {
+	common := call.Common()
+	if b, ok := common.Value.(*ssa.Builtin); ok {
+		return b.Name() == "append" && c.allSafe(common.Args, depth)
+	}
+	fn, args := callee(common)
+	switch {
+	case fn == nil:
+		return false
+	case quoting(fn):
+		return true
+	case funcIs(fn, "fmt", "Sprintf", "Sprint", "Sprintln", "Appendf", "Append", "Appendln"):
+		parts, known := fmtParts(common.Args)
+		return known && c.allSafe(parts, depth)
+	case funcIs(fn, "strings", "Builder.String") || funcIs(fn, "bytes", "Buffer.String", "Buffer.Bytes"):
+		writes, known := builderWrites(common.Args[0])
+		if !known {
+			return false
+		}
+		for _, wr := range writes {
+			if !c.allSafe(wr.parts, depth) {
+				return false
+			}
+		}
+		return true
+	case funcIs(fn, "strings", "Join"):
+		elems, known := sliceElems(args[0])
+		return known && c.allSafe(append(elems, args[1]), depth)
+	case funcIs(fn, "strings", "Repeat"):
+		return c.safe(args[0], depth)
+	case funcIs(fn, "strings", "ReplaceAll", "Replace"):
+		old, oldOK := constString(args[1])
+		repl, replOK := constString(args[2])
+		return (oldOK && replOK && isEscape(old, repl)) || c.allSafe([]ssa.Value{args[0], args[2]}, depth)
+	}
+	if i := passThrough(fn); i >= 0 && i < len(args) {
+		return c.safe(args[i], depth)
+	}
+	if f := common.StaticCallee(); f != nil && f.Pkg == c.pkg() && len(f.Blocks) > 0 {
+		rs := returned(f, result)
+		return len(rs) > 0 && c.allSafe(rs, depth+1)
+	}
+	return false
+}
+
+// constantMap reports whether every value ever put in the map m is safe:
+// a local map literal not passed anywhere, or a package variable holding
+// such a literal that the package writes to nowhere else.
+func (c *checker) constantMap(m ssa.Value, depth int) bool {
+	switch m := m.(type) {
+	case *ssa.MakeMap:
+		for _, r := range *m.Referrers() {
+			switch r := r.(type) {
+			case *ssa.MapUpdate:
+				if !c.safe(r.Value, depth) {
+					return false
+				}
+			case *ssa.Lookup, *ssa.DebugRef:
+			case *ssa.Store:
+				if _, ok := r.Addr.(*ssa.Global); !ok || r.Val != m {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	case *ssa.UnOp:
+		g, ok := m.X.(*ssa.Global)
+		if !ok || m.Op != token.MUL {
+			return false
+		}
+		stores := c.globalStores[g]
+		if len(stores) == 0 {
+			return false
+		}
+		for _, s := range stores {
+			if !c.constantMap(s, depth) {
+				return false
+			}
+		}
+		// No update through a load of the variable anywhere.
+		for _, load := range c.globalLoads[g] {
+			for _, rr := range *load.Referrers() {
+				if u, ok := rr.(*ssa.MapUpdate); ok && !c.safe(u.Value, depth) {
+					return false
+				}
+			}
+		}
+		return true
+	case *ssa.Phi:
+		for _, e := range m.Edges {
+			if !c.constantMap(e, depth) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// storedTo returns the values stored at addr, and whether they are all
+// there is: addr is a local variable whose address is only stored to and
+// loaded from, a package variable, or an unexported struct field whose
+// address never escapes.
+func (c *checker) storedTo(addr ssa.Value) ([]ssa.Value, bool) {
+	switch addr := addr.(type) {
+	case *ssa.Alloc:
+		var out []ssa.Value
+		known := true
+		for _, r := range *addr.Referrers() {
+			switch r := r.(type) {
+			case *ssa.Store:
+				if r.Addr == addr {
+					out = append(out, r.Val)
+				} else {
+					known = false
+				}
+			case *ssa.UnOp, *ssa.DebugRef:
+			case *ssa.MakeClosure:
+				// A closure may store to it: follow its stores too.
+				known = false
+			default:
+				known = false
+			}
+		}
+		return out, known
+	case *ssa.Global:
+		stores := c.globalStores[addr]
+		return stores, len(stores) > 0 && !addr.Object().Exported()
+	case *ssa.FieldAddr:
+		f := field(addr)
+		if f == nil {
+			return nil, false
+		}
+		stores := c.fieldStores[f]
+		return stores, len(stores) > 0 && !f.Exported() && !c.fieldEscapes[f]
+	case *ssa.FreeVar:
+		if b := binding(addr); b != nil {
+			return c.storedTo(b)
+		}
+	}
+	return nil, false
+}
+
+// binding returns the value a closure's free variable was bound to, when
+// the closure is made once.
+func binding(fv *ssa.FreeVar) ssa.Value {
+	fn := fv.Parent()
+	idx := -1
+	for i, f := range fn.FreeVars {
+		if f == fv {
+			idx = i
+		}
+	}
+	parent := fn.Parent()
+	if idx < 0 || parent == nil {
+		return nil
+	}
+	var bound ssa.Value
+	for _, b := range parent.Blocks {
+		for _, instr := range b.Instrs {
+			if mc, ok := instr.(*ssa.MakeClosure); ok && mc.Fn == fn {
+				if bound != nil {
+					return nil
+				}
+				bound = mc.Bindings[idx]
+			}
+		}
+	}
+	return bound
+}
+
+// paramIndex returns p's index among fn's parameters (receiver first).
+func paramIndex(fn *ssa.Function, p *ssa.Parameter) int {
+	for i, q := range fn.Params {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// returned returns the values fn returns as result i.
+func returned(fn *ssa.Function, i int) []ssa.Value {
+	var out []ssa.Value
+	for _, b := range fn.Blocks {
+		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && i < len(ret.Results) {
+			out = append(out, ret.Results[i])
+		}
+	}
+	return out
+}
+
+// fmtParts returns the values a fmt call's text is made of (format and
+// operands; the slice appended to for Append*), and whether they are all
+// known.
+func fmtParts(args []ssa.Value) ([]ssa.Value, bool) {
+	if len(args) == 0 {
+		return nil, true
+	}
+	ops, known := sliceElems(args[len(args)-1])
+	return append(append([]ssa.Value{}, args[:len(args)-1]...), ops...), known
+}
+
+// sliceElems returns the values stored in the slice v, and whether they
+// are all known: a nil slice, a literal, make, and append of those.
+func sliceElems(v ssa.Value) ([]ssa.Value, bool) {
+	return elems(v, map[ssa.Value]bool{})
+}
+
+func elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool) {
+	if seen[v] {
+		return nil, true
+	}
+	seen[v] = true
+	switch v := v.(type) {
+	case *ssa.Const:
+		return nil, v.Value == nil
+	case *ssa.Slice:
+		return elems(v.X, seen)
+	case *ssa.Alloc, *ssa.MakeSlice:
+		var out []ssa.Value
+		for _, r := range *v.Referrers() {
+			ia, ok := r.(*ssa.IndexAddr)
+			if !ok {
+				continue
+			}
+			for _, rr := range *ia.Referrers() {
+				if st, ok := rr.(*ssa.Store); ok && st.Addr == ia {
+					out = append(out, st.Val)
+				}
+			}
+		}
+		return out, true
+	case *ssa.Phi:
+		var out []ssa.Value
+		known := true
+		for _, e := range v.Edges {
+			es, k := elems(e, seen)
+			out, known = append(out, es...), known && k
+		}
+		return out, known
+	case *ssa.Call:
+		if b, ok := v.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(v.Call.Args) == 2 {
+			a, ka := elems(v.Call.Args[0], seen)
+			if isString(v.Call.Args[1].Type()) {
+				return append(a, v.Call.Args[1]), ka
+			}
+			b, kb := elems(v.Call.Args[1], seen)
+			return append(a, b...), ka && kb
+		}
+	}
+	return nil, false
+}
+
+// write is one write to a builder: what it writes and where.
+type write struct {
+	pos   token.Pos
+	how   string
+	parts []ssa.Value
+}
+
+// builderWrites returns the writes to the local strings.Builder or
+// bytes.Buffer at addr, and whether they are all known (the builder is
+// not passed to anything but its own methods and fmt.Fprint*).
+func builderWrites(addr ssa.Value) ([]write, bool) {
+	alloc, ok := addr.(*ssa.Alloc)
+	if !ok {
+		return nil, false
+	}
+	var out []write
+	known := true
+	for _, r := range *alloc.Referrers() {
+		switch r := r.(type) {
+		case *ssa.DebugRef:
+			continue
+		case *ssa.MakeInterface:
+			for _, rr := range *r.Referrers() {
+				call, ok := rr.(*ssa.Call)
+				if !ok {
+					known = false
+					continue
+				}
+				fn, args := callee(call.Common())
+				if !funcIs(fn, "fmt", "Fprintf", "Fprint", "Fprintln") || len(args) == 0 || args[0] != r {
+					known = false
+					continue
+				}
+				parts, k := fmtParts(args[1:])
+				known = known && k
+				out = append(out, write{call.Pos(), "fmt." + fn.Name(), parts})
+			}
+			continue
+		case *ssa.Call:
+			fn, args := callee(r.Common())
+			if fn == nil || len(r.Common().Args) == 0 || r.Common().Args[0] != alloc {
+				known = false
+				continue
+			}
+			if fn.Pkg() != nil && (fn.Pkg().Path() == "strings" || fn.Pkg().Path() == "bytes") {
+				switch fn.Name() {
+				case "WriteString", "Write", "WriteByte", "WriteRune":
+					how := "a strings.Builder"
+					if fn.Pkg().Path() == "bytes" {
+						how = "a bytes.Buffer"
+					}
+					out = append(out, write{r.Pos(), how, args})
+					continue
+				case "String", "Bytes", "Len", "Cap", "Grow", "Reset":
+					continue
+				}
+			}
+			known = false
+		default:
+			known = false
+		}
+	}
+	return out, known
+}
+
+// constString returns v's value when it is a constant string.
+func constString(v ssa.Value) (string, bool) {
+	c, ok := v.(*ssa.Const)
+	if !ok || c.Value == nil || c.Value.Kind() != constant.String {
+		return "", false
+	}
+	return constant.StringVal(c.Value), true
+}
