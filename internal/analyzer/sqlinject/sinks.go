@@ -179,6 +179,24 @@ func quoting(fn *types.Func) bool {
 		funcIs(fn, "strconv", "Itoa", "FormatInt", "FormatUint", "FormatFloat", "FormatBool")
 }
 
+// queryBuilder reports whether fn returns the text of a query built by
+// a query builder, which puts values in placeholders: huandu's
+// go-sqlbuilder, squirrel and goqu.
+func queryBuilder(fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	switch path := fn.Pkg().Path(); {
+	case path == "github.com/huandu/go-sqlbuilder":
+		return fn.Name() == "Build" || fn.Name() == "BuildWithFlavor" || fn.Name() == "BuildNamed"
+	case path == "github.com/Masterminds/squirrel":
+		return fn.Name() == "ToSql" || fn.Name() == "MustSql"
+	case strings.HasPrefix(path, "github.com/doug-martin/goqu"):
+		return fn.Name() == "ToSQL"
+	}
+	return false
+}
+
 // passThrough returns the index of the argument (receiver excluded) whose
 // text fn returns changed only in ways that cannot add a quote: sqlx's
 // Rebind and In, and strings' case and trimming functions; -1 otherwise.

@@ -5,6 +5,8 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/buildssa"
@@ -34,8 +36,8 @@ type checker struct {
 	// escapes are functions used other than as the callee of a static
 	// call (so called from places the analysis cannot see).
 	escapes map[*ssa.Function]bool
-	// invoked are the method names called through an interface.
-	invoked map[string]bool
+	// invokes are the calls through an interface, by method name.
+	invokes map[string][]ssa.CallInstruction
 	// globalStores and fieldStores are the values stored to each package
 	// variable and to each unexported struct field.
 	globalStores map[*ssa.Global][]ssa.Value
@@ -46,7 +48,8 @@ type checker struct {
 	fieldEscapes map[*types.Var]bool
 	// safeMemo caches safe's answer per value.
 	safeMemo map[ssa.Value]bool
-	reported map[token.Pos]bool
+	// reported are the lines reported, "file:line": one report a line.
+	reported map[string]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -63,18 +66,23 @@ func run(pass *analysis.Pass) (any, error) {
 		pass:         pass,
 		calls:        map[*ssa.Function][]ssa.CallInstruction{},
 		escapes:      map[*ssa.Function]bool{},
-		invoked:      map[string]bool{},
+		invokes:      map[string][]ssa.CallInstruction{},
 		globalStores: map[*ssa.Global][]ssa.Value{},
 		globalLoads:  map[*ssa.Global][]*ssa.UnOp{},
 		fieldStores:  map[*types.Var][]ssa.Value{},
 		fieldEscapes: map[*types.Var]bool{},
 		safeMemo:     map[ssa.Value]bool{},
-		reported:     map[token.Pos]bool{},
+		reported:     map[string]bool{},
 	}
 	for _, fn := range funcs {
 		c.index(fn)
 	}
 	for _, fn := range funcs {
+		// Tests are not attack surface (gosec's findings in them are
+		// dropped too).
+		if strings.HasSuffix(pass.Fset.Position(fn.Pos()).Filename, "_test.go") {
+			continue
+		}
 		for _, b := range fn.Blocks {
 			for _, instr := range b.Instrs {
 				call, ok := instr.(ssa.CallInstruction)
@@ -104,7 +112,7 @@ func (c *checker) index(fn *ssa.Function) {
 			if call, ok := instr.(ssa.CallInstruction); ok {
 				common := call.Common()
 				if common.IsInvoke() {
-					c.invoked[common.Method.Name()] = true
+					c.invokes[common.Method.Name()] = append(c.invokes[common.Method.Name()], call)
 				} else if f, ok := common.Value.(*ssa.Function); ok {
 					c.calls[f] = append(c.calls[f], call)
 				}
@@ -191,16 +199,19 @@ func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
 	if !pos.IsValid() {
 		pos = sinkPos
 	}
-	if c.reported[pos] {
+	at := c.pass.Fset.Position(pos)
+	line := fmt.Sprintf("%s:%d", at.Filename, at.Line)
+	// Tests are not attack surface.
+	if c.reported[line] || strings.HasSuffix(at.Filename, "_test.go") {
 		return
 	}
-	c.reported[pos] = true
+	c.reported[line] = true
 	where := ""
 	if p, q := c.pass.Fset.Position(pos), c.pass.Fset.Position(sinkPos); q.IsValid() && (p.Filename != q.Filename || p.Line != q.Line) {
 		if p.Filename == q.Filename {
 			where = fmt.Sprintf(" on line %d", q.Line)
 		} else {
-			where = fmt.Sprintf(" at %s:%d", q.Filename, q.Line)
+			where = fmt.Sprintf(" in %s on line %d", filepath.Base(q.Filename), q.Line)
 		}
 	}
 	c.pass.Report(analysis.Diagnostic{
@@ -277,16 +288,6 @@ func (w *walk) builtUncached(v ssa.Value, depth int) bool {
 		}
 	case *ssa.Call:
 		return w.call(v, 0, depth)
-	case *ssa.Parameter:
-		fn := v.Parent()
-		i := paramIndex(fn, v)
-		found := false
-		for _, call := range w.c.calls[fn] {
-			if args := call.Common().Args; i >= 0 && i < len(args) {
-				found = w.built(args[i], depth+1) || found
-			}
-		}
-		return found
 	}
 	return false
 }
@@ -313,16 +314,34 @@ func (w *walk) call(call *ssa.Call, result, depth int) bool {
 	case fn == nil:
 		return false
 	case funcIs(fn, "fmt", "Sprintf", "Sprint", "Sprintln", "Appendf", "Append", "Appendln"):
-		parts, known := fmtParts(common.Args)
-		found, unsafe := w.parts(parts, depth)
+		// A format that is not constant is a query template from
+		// elsewhere (a file, a parameter): it is followed, but only the
+		// operands spliced into it are judged.
+		found := false
+		for _, t := range formatOf(common.Args) {
+			found = w.built(t, depth) || found
+		}
+		parts, known := w.c.fmtParts(operandsOf(common.Args))
+		f, unsafe := w.parts(parts, depth)
 		if unsafe || !known {
 			return w.add(call.Pos(), "fmt."+fn.Name())
 		}
-		return found
+		return found || f
 	case funcIs(fn, "strings", "Builder.String") || funcIs(fn, "bytes", "Buffer.String", "Buffer.Bytes"):
 		return w.builder(common.Args[0], depth)
+	case funcIs(fn, "strings", "Replace", "ReplaceAll"):
+		// A template's placeholder replaced with a value: the template
+		// is followed, the value judged (an escaped quote is safe).
+		found := w.built(args[0], depth)
+		if w.c.safeCall(call, 0, depth) {
+			return found
+		}
+		if w.built(args[2], depth) {
+			return true
+		}
+		return w.add(call.Pos(), "strings."+fn.Name())
 	case funcIs(fn, "strings", "Join"):
-		elems, _ := sliceElems(args[0])
+		elems, _ := w.c.sliceElems(args[0])
 		found, unsafe := w.parts(append(elems, args[1]), depth)
 		if unsafe {
 			return w.add(call.Pos(), "strings.Join")
@@ -345,7 +364,7 @@ func (w *walk) call(call *ssa.Call, result, depth int) bool {
 // builder records the sites of the writes to the strings.Builder or
 // bytes.Buffer at addr.
 func (w *walk) builder(addr ssa.Value, depth int) bool {
-	writes, _ := builderWrites(addr)
+	writes, _ := w.c.builderWrites(addr)
 	found := false
 	for _, wr := range writes {
 		f, unsafe := w.parts(wr.parts, depth)
@@ -412,19 +431,6 @@ func (c *checker) safeUncached(v ssa.Value, depth int) bool {
 		}
 	case *ssa.Call:
 		return c.safeCall(v, 0, depth)
-	case *ssa.Parameter:
-		fn := v.Parent()
-		i := paramIndex(fn, v)
-		if i < 0 || !c.internal(fn) {
-			return false
-		}
-		for _, call := range c.calls[fn] {
-			args := call.Common().Args
-			if i >= len(args) || !c.safe(args[i], depth+1) {
-				return false
-			}
-		}
-		return true
 	}
 	return false
 }
@@ -446,6 +452,9 @@ func (c *checker) copyOf(v ssa.Value) (vs []ssa.Value, isCopy, complete bool) {
 	case *ssa.FreeVar:
 		b := binding(v)
 		return []ssa.Value{b}, b != nil, true
+	case *ssa.Parameter:
+		args, complete := c.paramArgs(v)
+		return args, true, complete
 	case *ssa.UnOp:
 		if v.Op != token.MUL {
 			return nil, false, false
@@ -457,31 +466,41 @@ func (c *checker) copyOf(v ssa.Value) (vs []ssa.Value, isCopy, complete bool) {
 		if !ok {
 			return nil, false, false
 		}
-		f := st.Field(v.Field)
-		stores := c.fieldStores[f]
-		return stores, true, len(stores) > 0 && !f.Exported() && !c.fieldEscapes[f]
+		vs, complete := c.fieldValues(st.Field(v.Field))
+		return vs, true, complete
 	}
 	return nil, false, false
 }
 
-// internal reports whether every call of fn is a static call in the
-// package: it is unexported, never used as a value and not a method an
-// interface call of the package could reach.
-func (c *checker) internal(fn *ssa.Function) bool {
-	if c.escapes[fn] || len(c.calls[fn]) == 0 || fn.Pkg != c.pkg() {
-		return false
+// paramArgs returns the values the package's calls pass for p (through
+// an interface too, for a method), and whether they are all the values p
+// takes: the function is called at least once and never used as a value.
+// Callers outside the package are not seen: see Limits in the package
+// documentation.
+func (c *checker) paramArgs(p *ssa.Parameter) ([]ssa.Value, bool) {
+	fn := p.Parent()
+	i := paramIndex(fn, p)
+	if i < 0 || fn.Pkg != c.pkg() {
+		return nil, false
 	}
-	if fn.Parent() != nil {
-		return true // a closure called directly, never stored
+	var out []ssa.Value
+	for _, call := range c.calls[fn] {
+		if args := call.Common().Args; i < len(args) {
+			out = append(out, args[i])
+		}
 	}
-	obj := fn.Object()
-	if obj == nil || obj.Exported() {
-		return false
+	complete := !c.escapes[fn] && len(out) > 0 && fn.Signature.Recv() == nil
+	if fn.Signature.Recv() != nil && fn.Parent() == nil {
+		complete = !c.escapes[fn] && len(out)+len(c.invokes[fn.Name()]) > 0
+		for _, call := range c.invokes[fn.Name()] {
+			common := call.Common()
+			args := append([]ssa.Value{common.Value}, common.Args...)
+			if i < len(args) {
+				out = append(out, args[i])
+			}
+		}
 	}
-	if fn.Signature.Recv() != nil && c.invoked[fn.Name()] {
-		return false
-	}
-	return true
+	return out, complete
 }
 
 // safeCall reports whether result i of call is safe.
@@ -494,13 +513,13 @@ func (c *checker) safeCall(call *ssa.Call, result, depth int) bool {
 	switch {
 	case fn == nil:
 		return false
-	case quoting(fn):
-		return true
+	case quoting(fn), queryBuilder(fn):
+		return result == 0
 	case funcIs(fn, "fmt", "Sprintf", "Sprint", "Sprintln", "Appendf", "Append", "Appendln"):
-		parts, known := fmtParts(common.Args)
-		return known && c.allSafe(parts, depth)
+		parts, known := c.fmtParts(operandsOf(common.Args))
+		return known && c.allSafe(append(parts, formatOf(common.Args)...), depth)
 	case funcIs(fn, "strings", "Builder.String") || funcIs(fn, "bytes", "Buffer.String", "Buffer.Bytes"):
-		writes, known := builderWrites(common.Args[0])
+		writes, known := c.builderWrites(common.Args[0])
 		if !known {
 			return false
 		}
@@ -511,14 +530,16 @@ func (c *checker) safeCall(call *ssa.Call, result, depth int) bool {
 		}
 		return true
 	case funcIs(fn, "strings", "Join"):
-		elems, known := sliceElems(args[0])
+		elems, known := c.sliceElems(args[0])
 		return known && c.allSafe(append(elems, args[1]), depth)
 	case funcIs(fn, "strings", "Repeat"):
 		return c.safe(args[0], depth)
 	case funcIs(fn, "strings", "ReplaceAll", "Replace"):
 		old, oldOK := constString(args[1])
 		repl, replOK := constString(args[2])
-		return (oldOK && replOK && isEscape(old, repl)) || c.allSafe([]ssa.Value{args[0], args[2]}, depth)
+		// The template is the query passed through; the replacement is
+		// what is spliced in.
+		return (oldOK && replOK && isEscape(old, repl)) || c.safe(args[2], depth)
 	}
 	if i := passThrough(fn); i >= 0 && i < len(args) {
 		return c.safe(args[i], depth)
@@ -605,8 +626,9 @@ func (c *checker) storedTo(addr ssa.Value) ([]ssa.Value, bool) {
 				}
 			case *ssa.UnOp, *ssa.DebugRef:
 			case *ssa.MakeClosure:
-				// A closure may store to it: follow its stores too.
-				known = false
+				// A closure may store to it: its stores count too.
+				stored, k := closureStores(r, addr)
+				out, known = append(out, stored...), known && k
 			default:
 				known = false
 			}
@@ -620,14 +642,57 @@ func (c *checker) storedTo(addr ssa.Value) ([]ssa.Value, bool) {
 		if f == nil {
 			return nil, false
 		}
-		stores := c.fieldStores[f]
-		return stores, len(stores) > 0 && !f.Exported() && !c.fieldEscapes[f]
+		return c.fieldValues(f)
+	case *ssa.IndexAddr:
+		return c.sliceElems(addr.X)
 	case *ssa.FreeVar:
 		if b := binding(addr); b != nil {
 			return c.storedTo(b)
 		}
 	}
 	return nil, false
+}
+
+// fieldValues returns the values the package stores to the field f when
+// they are all it holds: f is unexported and its address never escapes.
+// A field of another type, or one others may set, is not followed at all:
+// a store to the same field of another object says nothing about this one.
+func (c *checker) fieldValues(f *types.Var) ([]ssa.Value, bool) {
+	stores := c.fieldStores[f]
+	if len(stores) == 0 || f.Exported() || c.fieldEscapes[f] {
+		return nil, false
+	}
+	return stores, true
+}
+
+// closureStores returns the values the closure mc stores to the variable
+// addr it captures, and whether they are all: the closure only loads
+// from and stores to it.
+func closureStores(mc *ssa.MakeClosure, addr ssa.Value) ([]ssa.Value, bool) {
+	fn, ok := mc.Fn.(*ssa.Function)
+	if !ok {
+		return nil, false
+	}
+	var out []ssa.Value
+	for i, b := range mc.Bindings {
+		if b != addr || i >= len(fn.FreeVars) {
+			continue
+		}
+		fv := fn.FreeVars[i]
+		for _, r := range *fv.Referrers() {
+			switch r := r.(type) {
+			case *ssa.Store:
+				if r.Addr != fv {
+					return nil, false
+				}
+				out = append(out, r.Val)
+			case *ssa.UnOp, *ssa.DebugRef:
+			default:
+				return nil, false
+			}
+		}
+	}
+	return out, true
 }
 
 // binding returns the value a closure's free variable was bound to, when
@@ -679,24 +744,48 @@ func returned(fn *ssa.Function, i int) []ssa.Value {
 	return out
 }
 
-// fmtParts returns the values a fmt call's text is made of (format and
-// operands; the slice appended to for Append*), and whether they are all
-// known.
-func fmtParts(args []ssa.Value) ([]ssa.Value, bool) {
+// formatOf returns the arguments of a call of a fmt function that
+// are the text its operands are spliced into: the format of the *f
+// functions, and the slice the Append* functions append to.
+func formatOf(args []ssa.Value) []ssa.Value {
+	n := len(args) - 1 // the operands
+	if n < 0 {
+		return nil
+	}
+	var out []ssa.Value
+	for i, a := range args[:n] {
+		if _, isWriter := a.Type().Underlying().(*types.Interface); isWriter && i == 0 {
+			continue // Fprint*'s writer
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// operandsOf returns the operands slice of a call of a fmt function.
+func operandsOf(args []ssa.Value) []ssa.Value {
 	if len(args) == 0 {
+		return nil
+	}
+	return args[len(args)-1:]
+}
+
+// fmtParts returns the values in the operands slice of a fmt call, and
+// whether they are all known.
+func (c *checker) fmtParts(operands []ssa.Value) ([]ssa.Value, bool) {
+	if len(operands) == 0 {
 		return nil, true
 	}
-	ops, known := sliceElems(args[len(args)-1])
-	return append(append([]ssa.Value{}, args[:len(args)-1]...), ops...), known
+	return c.sliceElems(operands[0])
 }
 
 // sliceElems returns the values stored in the slice v, and whether they
 // are all known: a nil slice, a literal, make, and append of those.
-func sliceElems(v ssa.Value) ([]ssa.Value, bool) {
-	return elems(v, map[ssa.Value]bool{})
+func (c *checker) sliceElems(v ssa.Value) ([]ssa.Value, bool) {
+	return c.elems(v, map[ssa.Value]bool{})
 }
 
-func elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool) {
+func (c *checker) elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool) {
 	if seen[v] {
 		return nil, true
 	}
@@ -705,7 +794,7 @@ func elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool) {
 	case *ssa.Const:
 		return nil, v.Value == nil
 	case *ssa.Slice:
-		return elems(v.X, seen)
+		return c.elems(v.X, seen)
 	case *ssa.Alloc, *ssa.MakeSlice:
 		var out []ssa.Value
 		for _, r := range *v.Referrers() {
@@ -724,17 +813,25 @@ func elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool) {
 		var out []ssa.Value
 		known := true
 		for _, e := range v.Edges {
-			es, k := elems(e, seen)
+			es, k := c.elems(e, seen)
+			out, known = append(out, es...), known && k
+		}
+		return out, known
+	case *ssa.Parameter:
+		args, known := c.paramArgs(v)
+		var out []ssa.Value
+		for _, a := range args {
+			es, k := c.elems(a, seen)
 			out, known = append(out, es...), known && k
 		}
 		return out, known
 	case *ssa.Call:
 		if b, ok := v.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(v.Call.Args) == 2 {
-			a, ka := elems(v.Call.Args[0], seen)
+			a, ka := c.elems(v.Call.Args[0], seen)
 			if isString(v.Call.Args[1].Type()) {
 				return append(a, v.Call.Args[1]), ka
 			}
-			b, kb := elems(v.Call.Args[1], seen)
+			b, kb := c.elems(v.Call.Args[1], seen)
 			return append(a, b...), ka && kb
 		}
 	}
@@ -751,7 +848,7 @@ type write struct {
 // builderWrites returns the writes to the local strings.Builder or
 // bytes.Buffer at addr, and whether they are all known (the builder is
 // not passed to anything but its own methods and fmt.Fprint*).
-func builderWrites(addr ssa.Value) ([]write, bool) {
+func (c *checker) builderWrites(addr ssa.Value) ([]write, bool) {
 	alloc, ok := addr.(*ssa.Alloc)
 	if !ok {
 		return nil, false
@@ -774,7 +871,7 @@ func builderWrites(addr ssa.Value) ([]write, bool) {
 					known = false
 					continue
 				}
-				parts, k := fmtParts(args[1:])
+				parts, k := c.fmtParts(operandsOf(args))
 				known = known && k
 				out = append(out, write{call.Pos(), "fmt." + fn.Name(), parts})
 			}
