@@ -93,7 +93,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if !ok {
 					continue
 				}
-				w := &walk{c: c, seen: map[ssa.Value]bool{}}
+				w := &walk{c: c, seen: map[ssa.Value]bool{}, judged: map[ssa.Value]bool{}}
 				w.built(q, 0)
 				for _, s := range w.sites {
 					c.report(s, name, call.Pos())
@@ -226,9 +226,12 @@ func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
 
 // walk follows one query back to where its text is built.
 type walk struct {
-	c     *checker
-	seen  map[ssa.Value]bool
-	sites []site
+	c    *checker
+	seen map[ssa.Value]bool
+	// judged are the values built here whose every part was found safe
+	// or reported: their text needs no second look.
+	judged map[ssa.Value]bool
+	sites  []site
 }
 
 // built records the sites where v's text is built from a part that is not
@@ -253,11 +256,11 @@ func (w *walk) add(pos token.Pos, how string) bool {
 
 // parts records sites inside each part and reports whether any part not
 // built here is unsafe.
-func (w *walk) parts(vs []ssa.Value, depth int) (found, unsafe bool) {
+func (w *walk) parts(vs []ssa.Value, at *ssa.BasicBlock, depth int) (found, unsafe bool) {
 	for _, p := range vs {
 		if w.built(p, depth) {
 			found = true
-		} else if !w.c.safe(p, depth) {
+		} else if !w.judged[p] && !w.c.safe(p, depth) && !w.c.guarded(p, at) {
 			unsafe = true
 		}
 	}
@@ -267,9 +270,12 @@ func (w *walk) parts(vs []ssa.Value, depth int) (found, unsafe bool) {
 func (w *walk) builtUncached(v ssa.Value, depth int) bool {
 	if vs, ok, _ := w.c.copyOf(v); ok {
 		found := false
+		judged := len(vs) > 0
 		for _, x := range vs {
 			found = w.built(x, depth) || found
+			judged = judged && (w.judged[x] || w.c.safe(x, depth))
 		}
+		w.judged[v] = judged
 		return found
 	}
 	switch v := v.(type) {
@@ -277,7 +283,8 @@ func (w *walk) builtUncached(v ssa.Value, depth int) bool {
 		if v.Op != token.ADD || !isString(v.Type()) {
 			return false
 		}
-		found, unsafe := w.parts([]ssa.Value{v.X, v.Y}, depth)
+		w.judged[v] = true
+		found, unsafe := w.parts([]ssa.Value{v.X, v.Y}, v.Block(), depth)
 		if unsafe {
 			return w.add(v.Pos(), "string concatenation")
 		}
@@ -300,8 +307,9 @@ func (w *walk) call(call *ssa.Call, result, depth int) bool {
 	}
 	if b, ok := common.Value.(*ssa.Builtin); ok {
 		if b.Name() == "append" && len(common.Args) == 2 {
+			w.judged[call] = true
 			// append([]byte, string...) and friends: the bytes are text.
-			found, unsafe := w.parts(common.Args, depth)
+			found, unsafe := w.parts(common.Args, call.Block(), depth)
 			if unsafe {
 				return w.add(call.Pos(), "append")
 			}
@@ -317,21 +325,24 @@ func (w *walk) call(call *ssa.Call, result, depth int) bool {
 		// A format that is not constant is a query template from
 		// elsewhere (a file, a parameter): it is followed, but only the
 		// operands spliced into it are judged.
+		w.judged[call] = true
 		found := false
 		for _, t := range formatOf(common.Args) {
 			found = w.built(t, depth) || found
 		}
 		parts, known := w.c.fmtParts(operandsOf(common.Args))
-		f, unsafe := w.parts(parts, depth)
+		f, unsafe := w.parts(parts, call.Block(), depth)
 		if unsafe || !known {
 			return w.add(call.Pos(), "fmt."+fn.Name())
 		}
 		return found || f
 	case funcIs(fn, "strings", "Builder.String") || funcIs(fn, "bytes", "Buffer.String", "Buffer.Bytes"):
+		w.judged[call] = true
 		return w.builder(common.Args[0], depth)
 	case funcIs(fn, "strings", "Replace", "ReplaceAll"):
 		// A template's placeholder replaced with a value: the template
 		// is followed, the value judged (an escaped quote is safe).
+		w.judged[call] = true
 		found := w.built(args[0], depth)
 		if w.c.safeCall(call, 0, depth) {
 			return found
@@ -339,10 +350,14 @@ func (w *walk) call(call *ssa.Call, result, depth int) bool {
 		if w.built(args[2], depth) {
 			return true
 		}
+		if w.c.guarded(args[2], call.Block()) {
+			return found
+		}
 		return w.add(call.Pos(), "strings."+fn.Name())
 	case funcIs(fn, "strings", "Join"):
+		w.judged[call] = true
 		elems, _ := w.c.sliceElems(args[0])
-		found, unsafe := w.parts(append(elems, args[1]), depth)
+		found, unsafe := w.parts(append(elems, args[1]), call.Block(), depth)
 		if unsafe {
 			return w.add(call.Pos(), "strings.Join")
 		}
@@ -367,7 +382,7 @@ func (w *walk) builder(addr ssa.Value, depth int) bool {
 	writes, _ := w.c.builderWrites(addr)
 	found := false
 	for _, wr := range writes {
-		f, unsafe := w.parts(wr.parts, depth)
+		f, unsafe := w.parts(wr.parts, wr.block, depth)
 		if unsafe {
 			w.add(wr.pos, wr.how)
 			f = true
@@ -412,6 +427,15 @@ func (c *checker) safeUncached(v ssa.Value, depth int) bool {
 	if isInert(v.Type()) {
 		return true
 	}
+	if phi, ok := v.(*ssa.Phi); ok {
+		for i, e := range phi.Edges {
+			pred := phi.Block().Preds[i]
+			if !c.safe(e, depth) && !c.edgeImplies(pred, phi.Block(), e) && !c.guarded(e, pred) {
+				return false
+			}
+		}
+		return true
+	}
 	if vs, ok, complete := c.copyOf(v); ok {
 		return complete && c.allSafe(vs, depth)
 	}
@@ -421,11 +445,11 @@ func (c *checker) safeUncached(v ssa.Value, depth int) bool {
 	case *ssa.BinOp:
 		return c.safe(v.X, depth) && c.safe(v.Y, depth)
 	case *ssa.Lookup:
-		return c.constantMap(v.X, depth)
+		return c.constantMap(v.X, false, depth)
 	case *ssa.Extract:
 		switch t := v.Tuple.(type) {
 		case *ssa.Lookup:
-			return v.Index == 0 && c.constantMap(t.X, depth)
+			return v.Index == 0 && c.constantMap(t.X, false, depth)
 		case *ssa.Call:
 			return c.safeCall(t, v.Index, depth)
 		}
@@ -551,16 +575,17 @@ func (c *checker) safeCall(call *ssa.Call, result, depth int) bool {
 	return false
 }
 
-// constantMap reports whether every value ever put in the map m is safe:
+// constantMap reports whether every value (every key, with keys) ever put
+// in the map m is safe:
 // a local map literal not passed anywhere, or a package variable holding
 // such a literal that the package writes to nowhere else.
-func (c *checker) constantMap(m ssa.Value, depth int) bool {
+func (c *checker) constantMap(m ssa.Value, keys bool, depth int) bool {
 	switch m := m.(type) {
 	case *ssa.MakeMap:
 		for _, r := range *m.Referrers() {
 			switch r := r.(type) {
 			case *ssa.MapUpdate:
-				if !c.safe(r.Value, depth) {
+				if v := r.Value; keys && !c.safe(r.Key, depth) || !keys && !c.safe(v, depth) {
 					return false
 				}
 			case *ssa.Lookup, *ssa.DebugRef:
@@ -583,14 +608,14 @@ func (c *checker) constantMap(m ssa.Value, depth int) bool {
 			return false
 		}
 		for _, s := range stores {
-			if !c.constantMap(s, depth) {
+			if !c.constantMap(s, keys, depth) {
 				return false
 			}
 		}
 		// No update through a load of the variable anywhere.
 		for _, load := range c.globalLoads[g] {
 			for _, rr := range *load.Referrers() {
-				if u, ok := rr.(*ssa.MapUpdate); ok && !c.safe(u.Value, depth) {
+				if u, ok := rr.(*ssa.MapUpdate); ok && (keys && !c.safe(u.Key, depth) || !keys && !c.safe(u.Value, depth)) {
 					return false
 				}
 			}
@@ -598,11 +623,83 @@ func (c *checker) constantMap(m ssa.Value, depth int) bool {
 		return true
 	case *ssa.Phi:
 		for _, e := range m.Edges {
-			if !c.constantMap(e, depth) {
+			if !c.constantMap(e, keys, depth) {
 				return false
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// maxGuardSteps bounds how far up the blocks a guard is looked for.
+const maxGuardSteps = 16
+
+// guarded reports whether the block b can only be reached when v is known
+// to be one of a set of safe values: through an edge of a comparison with
+// a constant (v == "asc", or the false edge of v != "asc"), a lookup in a
+// map whose keys are constants (_, ok := allowed[v], or allowed[v] true),
+// or a predicate given v and a slice or map of constants
+// (slices.Contains(cols, v), contains(v, sortFields)). Every way into b
+// must pass such a test; the search goes maxGuardSteps blocks up.
+func (c *checker) guarded(v ssa.Value, b *ssa.BasicBlock) bool {
+	return c.guardedWithin(v, b, maxGuardSteps, map[*ssa.BasicBlock]bool{})
+}
+
+func (c *checker) guardedWithin(v ssa.Value, b *ssa.BasicBlock, steps int, seen map[*ssa.BasicBlock]bool) bool {
+	if b == nil || steps == 0 || seen[b] || len(b.Preds) == 0 {
+		return false
+	}
+	seen[b] = true
+	defer delete(seen, b)
+	for _, p := range b.Preds {
+		if !c.edgeImplies(p, b, v) && !c.guardedWithin(v, p, steps-1, seen) {
+			return false
+		}
+	}
+	return true
+}
+
+// edgeImplies reports whether taking the edge from block p to block s
+// means v is one of a set of safe values: p ends in an if on such a test.
+func (c *checker) edgeImplies(p, s *ssa.BasicBlock, v ssa.Value) bool {
+	if len(p.Instrs) == 0 || len(p.Succs) != 2 || p.Succs[0] == p.Succs[1] {
+		return false
+	}
+	ifi, ok := p.Instrs[len(p.Instrs)-1].(*ssa.If)
+	return ok && c.implies(ifi.Cond, p.Succs[0] == s, v)
+}
+
+// implies reports whether cond having the value outcome means v is one of
+// a set of safe values.
+func (c *checker) implies(cond ssa.Value, outcome bool, v ssa.Value) bool {
+	switch cond := cond.(type) {
+	case *ssa.UnOp:
+		return cond.Op == token.NOT && c.implies(cond.X, !outcome, v)
+	case *ssa.BinOp:
+		if (cond.Op == token.EQL && outcome) || (cond.Op == token.NEQ && !outcome) {
+			return (cond.X == v && c.safe(cond.Y, 0)) || (cond.Y == v && c.safe(cond.X, 0))
+		}
+	case *ssa.Extract:
+		l, ok := cond.Tuple.(*ssa.Lookup)
+		return ok && outcome && cond.Index == 1 && l.Index == v && c.constantMap(l.X, true, 0)
+	case *ssa.Lookup:
+		// A true value is found under its key.
+		return outcome && cond.Index == v && c.constantMap(cond.X, true, 0)
+	case *ssa.Call:
+		if !outcome {
+			return false
+		}
+		hasV, hasSet := false, false
+		for _, a := range cond.Call.Args {
+			if a == v {
+				hasV = true
+				continue
+			}
+			elems, known := c.sliceElems(a)
+			hasSet = hasSet || (known && len(elems) > 0 && c.allSafe(elems, 0)) || c.constantMap(a, true, 0)
+		}
+		return hasV && hasSet
 	}
 	return false
 }
@@ -817,6 +914,14 @@ func (c *checker) elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool
 			out, known = append(out, es...), known && k
 		}
 		return out, known
+	case *ssa.UnOp:
+		stored, known := c.storedTo(v.X)
+		var out []ssa.Value
+		for _, a := range stored {
+			es, k := c.elems(a, seen)
+			out, known = append(out, es...), known && k
+		}
+		return out, known
 	case *ssa.Parameter:
 		args, known := c.paramArgs(v)
 		var out []ssa.Value
@@ -840,6 +945,7 @@ func (c *checker) elems(v ssa.Value, seen map[ssa.Value]bool) ([]ssa.Value, bool
 
 // write is one write to a builder: what it writes and where.
 type write struct {
+	block *ssa.BasicBlock
 	pos   token.Pos
 	how   string
 	parts []ssa.Value
@@ -873,7 +979,7 @@ func (c *checker) builderWrites(addr ssa.Value) ([]write, bool) {
 				}
 				parts, k := c.fmtParts(operandsOf(args))
 				known = known && k
-				out = append(out, write{call.Pos(), "fmt." + fn.Name(), parts})
+				out = append(out, write{call.Block(), call.Pos(), "fmt." + fn.Name(), parts})
 			}
 			continue
 		case *ssa.Call:
@@ -889,7 +995,7 @@ func (c *checker) builderWrites(addr ssa.Value) ([]write, bool) {
 					if fn.Pkg().Path() == "bytes" {
 						how = "a bytes.Buffer"
 					}
-					out = append(out, write{r.Pos(), how, args})
+					out = append(out, write{r.Block(), r.Pos(), how, args})
 					continue
 				case "String", "Bytes", "Len", "Cap", "Grow", "Reset":
 					continue

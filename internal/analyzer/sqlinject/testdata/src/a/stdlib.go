@@ -247,3 +247,38 @@ func template(db *sql.DB, cond, order string) {
 	stmt = strings.ReplaceAll(stmt, "%order%", "id")
 	db.Query(stmt)
 }
+
+var sortFields = []string{"name", "created_at"}
+
+func contains(s string, list []string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var allowedTables = map[string]bool{"users": true, "groups": true}
+
+func guardedSort(db *sql.DB, orderBy, order, table, col string) error {
+	if !contains(orderBy, sortFields) {
+		orderBy = "created_at"
+	}
+	if order != "ASC" && order != "DESC" {
+		order = "DESC"
+	}
+	db.Query("SELECT * FROM users ORDER BY " + orderBy + " " + order) // ok: checked against constants
+	if !allowedTables[table] {
+		return nil
+	}
+	if _, ok := allowedTables[table]; !ok {
+		return nil
+	}
+	db.Query("SELECT * FROM " + table) // ok: a key of a map of constants
+	if col == "name" || col == "email" {
+		db.Query("SELECT " + col + " FROM users") // ok: compared with constants
+	}
+	db.Query("SELECT " + col + " FROM users") // want `string concatenation`
+	return nil
+}
