@@ -282,3 +282,25 @@ func guardedSort(db *sql.DB, orderBy, order, table, col string) error {
 	db.Query("SELECT " + col + " FROM users") // want `string concatenation`
 	return nil
 }
+
+func otherFormatters(db *sql.DB, name string, n int) {
+	db.Query(fmt.Sprint("SELECT * FROM users WHERE name = '", name, "'"))             // want `built with fmt\.Sprint from`
+	db.Query(fmt.Sprintln("SELECT * FROM users WHERE name =", name))                  // want `built with fmt\.Sprintln from`
+	db.Query(string(fmt.Appendf(nil, "SELECT * FROM users WHERE name = '%s'", name))) // want `built with fmt\.Appendf from`
+	db.Query(fmt.Sprint("SELECT * FROM users LIMIT ", n))                             // ok: an integer
+	var buf bytes.Buffer
+	buf.WriteString("SELECT * FROM users WHERE name = '")
+	buf.WriteString(name) // want `built with a bytes\.Buffer from`
+	buf.WriteByte('\'')
+	db.Query(buf.String())
+	var b strings.Builder
+	b.WriteString("SELECT * FROM users WHERE id IN (")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1)) // ok: placeholders
+	}
+	b.WriteByte(')')
+	db.Query(b.String())
+}
