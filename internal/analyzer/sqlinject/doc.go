@@ -54,7 +54,10 @@
 //
 // The report is placed where the unsafe part enters the text (the
 // fmt.Sprintf call, the + or +=, the WriteString), which is where the fix
-// goes and where gosec's G201/G202 put theirs; the message names the sink.
+// goes and where gosec's G201/G202 put theirs; the message names the sink,
+// and the function calling it when that is another one (no line number:
+// the text of a finding must not change when lines above it move). One
+// report a line; none in _test.go files, which are not attack surface.
 //
 // # Limits
 //

@@ -96,7 +96,7 @@ func run(pass *analysis.Pass) (any, error) {
 				w := &walk{c: c, seen: map[ssa.Value]bool{}, judged: map[ssa.Value]bool{}}
 				w.built(q, 0)
 				for _, s := range w.sites {
-					c.report(s, name, call.Pos())
+					c.report(s, name, call)
 				}
 			}
 		}
@@ -194,10 +194,14 @@ type site struct {
 	how string
 }
 
-func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
+// report reports the site s of the query given to the sink call, named
+// sinkName. The message names the function the sink is called in when it
+// is another one than the site's, but no line: a finding's text must not
+// change when lines above it move.
+func (c *checker) report(s site, sinkName string, call ssa.CallInstruction) {
 	pos := s.pos
 	if !pos.IsValid() {
-		pos = sinkPos
+		pos = call.Pos()
 	}
 	at := c.pass.Fset.Position(pos)
 	line := fmt.Sprintf("%s:%d", at.Filename, at.Line)
@@ -207,11 +211,12 @@ func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
 	}
 	c.reported[line] = true
 	where := ""
-	if p, q := c.pass.Fset.Position(pos), c.pass.Fset.Position(sinkPos); q.IsValid() && (p.Filename != q.Filename || p.Line != q.Line) {
-		if p.Filename == q.Filename {
-			where = fmt.Sprintf(" on line %d", q.Line)
-		} else {
-			where = fmt.Sprintf(" in %s on line %d", filepath.Base(q.Filename), q.Line)
+	if fn := call.Parent(); fn != nil {
+		if syn := fn.Syntax(); syn != nil && (pos < syn.Pos() || pos >= syn.End()) {
+			where = " in " + funcName(fn)
+			if q := c.pass.Fset.Position(call.Pos()); q.Filename != at.Filename {
+				where += " (" + filepath.Base(q.Filename) + ")"
+			}
 		}
 	}
 	c.pass.Report(analysis.Diagnostic{
@@ -222,6 +227,24 @@ func (c *checker) report(s site, sinkName string, sinkPos token.Pos) {
 			"a table or column name that must vary is chosen from a fixed set of constants or quoted with the driver's function (pq.QuoteIdentifier, pgx.Identifier{…}.Sanitize()).",
 			sinkName, where, s.how),
 	})
+}
+
+// funcName names fn as its source does: Name or Type.Name, and the
+// function literal in it for a closure.
+func funcName(fn *ssa.Function) string {
+	if fn.Parent() != nil {
+		return "a function literal in " + funcName(fn.Parent())
+	}
+	if recv := fn.Signature.Recv(); recv != nil {
+		t := recv.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok {
+			return n.Obj().Name() + "." + fn.Name()
+		}
+	}
+	return fn.Name()
 }
 
 // walk follows one query back to where its text is built.

@@ -43,7 +43,7 @@ func (s *store) concat(name string) {
 // Through a local variable, on another line than the sink.
 
 func local(ctx context.Context, tx *sql.Tx, name string) {
-	q := fmt.Sprintf("DELETE FROM users WHERE name = '%s'", name) // want `\(\*sql\.Tx\)\.ExecContext on line \d+ is built with fmt\.Sprintf`
+	q := fmt.Sprintf("DELETE FROM users WHERE name = '%s'", name) // want `\(\*sql\.Tx\)\.ExecContext is built with fmt\.Sprintf`
 	tx.ExecContext(ctx, q)
 }
 
@@ -52,7 +52,7 @@ func local(ctx context.Context, tx *sql.Tx, name string) {
 func branches(conn *sql.Conn, ctx context.Context, name, email string, admin bool) {
 	q := "SELECT id FROM users WHERE true"
 	if name != "" {
-		q += " AND name = '" + name + "'" // want `\(\*sql\.Conn\)\.QueryRowContext on line \d+ is built with string concatenation`
+		q += " AND name = '" + name + "'" // want `\(\*sql\.Conn\)\.QueryRowContext is built with string concatenation`
 	}
 	if email != "" {
 		q += fmt.Sprintf(" AND email = '%s'", email) // want `fmt\.Sprintf`
@@ -78,7 +78,7 @@ func phi(db *sql.DB, byName bool, v string) {
 func builder(db *sql.DB, cols []string, name string) {
 	var b strings.Builder
 	b.WriteString("SELECT id FROM users WHERE name = '")
-	b.WriteString(name) // want `\(\*sql\.DB\)\.Query on line \d+ is built with a strings\.Builder`
+	b.WriteString(name) // want `\(\*sql\.DB\)\.Query is built with a strings\.Builder`
 	b.WriteString("'")
 	db.Query(b.String())
 }
@@ -102,7 +102,7 @@ func viaHelper(db *sql.DB, name string) {
 func (s *store) exec(q string) { s.db.Exec(q) }
 
 func (s *store) viaRunner(id string) {
-	s.exec("DELETE FROM users WHERE id = '" + id + "'") // want `\(\*sql\.DB\)\.Exec on line \d+ is built with string concatenation`
+	s.exec("DELETE FROM users WHERE id = '" + id + "'") // want `\(\*sql\.DB\)\.Exec in store\.exec is built with string concatenation`
 }
 
 // A closure's captured query.
@@ -110,7 +110,7 @@ func (s *store) viaRunner(id string) {
 func closure(db *sql.DB, name string) {
 	q := "SELECT 1"
 	run := func() { db.Query(q) }
-	q = "SELECT id FROM users WHERE name = '" + name + "'" // want `string concatenation`
+	q = "SELECT id FROM users WHERE name = '" + name + "'" // want `Query in a function literal in closure is built with string concatenation`
 	run()
 }
 
@@ -230,7 +230,7 @@ func (s *store) setAttr(id int, v string) {
 }
 
 func (s *store) byNameUnsafe(name string) error {
-	return s.GetBy("name = '"+name+"'", nil) // want `\(\*sql\.DB\)\.QueryRow on line \d+ is built with string concatenation`
+	return s.GetBy("name = '"+name+"'", nil) // want `\(\*sql\.DB\)\.QueryRow in store\.GetBy is built with string concatenation`
 }
 
 func built(db *sql.DB, name string) {
@@ -243,7 +243,7 @@ func (s *store) run(q string) { s.db.Exec(q) }
 const querySubscribers = "SELECT * FROM subscribers WHERE %query% ORDER BY %order%"
 
 func template(db *sql.DB, cond, order string) {
-	stmt := strings.ReplaceAll(querySubscribers, "%query%", cond) // want `\(\*sql\.DB\)\.Query on line \d+ is built with strings\.ReplaceAll`
+	stmt := strings.ReplaceAll(querySubscribers, "%query%", cond) // want `\(\*sql\.DB\)\.Query is built with strings\.ReplaceAll`
 	stmt = strings.ReplaceAll(stmt, "%order%", "id")
 	db.Query(stmt)
 }
