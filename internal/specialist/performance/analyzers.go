@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,12 +19,14 @@ import (
 // match the package name the file imports, and stay silent where only
 // types could tell.
 
-// RegexpInLoop reports a regular expression compiled from a constant
-// pattern inside a loop or inside an HTTP handler, where it is compiled
-// again on every iteration or request.
+// RegexpInLoop reports a regular expression compiled inside a loop from a
+// pattern the loop does not change (a constant, or with types a parameter
+// or variable set before the loop and not assigned in it), or compiled
+// from a constant pattern inside an HTTP handler: it is compiled again on
+// every iteration or request.
 var RegexpInLoop = &analysis.Analyzer{
 	Name:     "regexpinloop",
-	Doc:      "report regexp.Compile/MustCompile of a constant pattern inside a loop or an HTTP handler",
+	Doc:      "report regexp.Compile/MustCompile of a loop-invariant pattern inside a loop, or of a constant one inside an HTTP handler",
 	Requires: []*analysis.Analyzer{inspect.Analyzer},
 	Run:      runRegexpInLoop,
 }
@@ -201,20 +204,74 @@ func runRegexpInLoop(pass *analysis.Pass) (any, error) {
 		}
 		call := n.(*ast.CallExpr)
 		fn, ok := pkgFunc(pass, fileOf(stack), call, "regexp", "Compile", "MustCompile", "CompilePOSIX", "MustCompilePOSIX")
-		if !ok || len(call.Args) != 1 || !constantString(pass, call.Args[0]) {
+		if !ok || len(call.Args) != 1 {
 			return true
 		}
+		constant := constantString(pass, call.Args[0])
+		loop := enclosingLoop(stack)
 		switch {
-		case enclosingLoop(stack) != nil:
+		case loop != nil && constant:
 			pass.Reportf(call.Pos(), "regexp.%s compiles a constant pattern on every iteration of the loop\n"+
 				"Compiling a regular expression is far more expensive than matching with it. Compile it once, in a package-level variable (var re = regexp.MustCompile(…)), and use that.", fn)
-		case isHandler(pass, fileOf(stack), enclosingFunc(stack)):
+		case loop != nil && loopInvariant(pass, call.Args[0], loop):
+			pass.Reportf(call.Pos(), "regexp.%s compiles the same pattern on every iteration of the loop\n"+
+				"The pattern does not change inside the loop, and compiling a regular expression is far more expensive than matching with it. Compile it once, before the loop, and use the result in it.", fn)
+		case constant && isHandler(pass, fileOf(stack), enclosingFunc(stack)):
 			pass.Reportf(call.Pos(), "regexp.%s compiles a constant pattern on every request\n"+
 				"This handler compiles the same regular expression for each request. Compile it once, in a package-level variable (var re = regexp.MustCompile(…)), and use that.", fn)
 		}
 		return true
 	})
 	return nil, nil
+}
+
+// loopInvariant reports whether e has the same value on every iteration
+// of loop: constants, and variables declared outside the loop that
+// nothing in it assigns to or takes the address of, combined with + or
+// parentheses. It needs types; without them nothing is invariant.
+func loopInvariant(pass *analysis.Pass, e ast.Expr, loop ast.Node) bool {
+	if pass.TypesInfo == nil {
+		return false
+	}
+	if constantString(pass, e) {
+		return true
+	}
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BinaryExpr:
+		return e.Op == token.ADD && loopInvariant(pass, e.X, loop) && loopInvariant(pass, e.Y, loop)
+	case *ast.Ident:
+		v, ok := pass.TypesInfo.Uses[e].(*types.Var)
+		if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() || (v.Pos() >= loop.Pos() && v.Pos() < loop.End()) {
+			// Package variables may change anywhere.
+			return false
+		}
+		return !changedIn(pass, v, loop)
+	}
+	return false
+}
+
+// changedIn reports whether anything in n assigns to v or takes its
+// address.
+func changedIn(pass *analysis.Pass, v *types.Var, n ast.Node) bool {
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && (pass.TypesInfo.Uses[id] == v || pass.TypesInfo.Defs[id] == v)
+	}
+	changed := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			changed = changed || slices.ContainsFunc(n.Lhs, is)
+		case *ast.IncDecStmt:
+			changed = changed || is(n.X)
+		case *ast.UnaryExpr:
+			changed = changed || (n.Op == token.AND && is(n.X))
+		case *ast.RangeStmt:
+			changed = changed || (n.Key != nil && is(n.Key)) || (n.Value != nil && is(n.Value))
+		}
+		return !changed
+	})
+	return changed
 }
 
 func runDeferInLoop(pass *analysis.Pass) (any, error) {

@@ -1,6 +1,7 @@
 // Package security is the built-in security specialist: secrets in the
 // lines a change adds (any file type, through internal/secrets and
-// gitleaks' rules) and, for Go, gosec's rules on the changed packages.
+// gitleaks' rules) and, for Go, gosec's rules and quorum's SQL injection
+// analyzer (internal/analyzer/sqlinject) on the changed packages.
 package security
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/quorum-review/quorum/internal/analyzer/sqlinject"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/secrets"
@@ -39,7 +41,7 @@ func New(loader *goanalysis.Loader, scanner SecretScanner) *Security {
 	if loader == nil {
 		loader = goanalysis.NewLoader(goanalysis.Config{})
 	}
-	loader.Register(gosecAnalyzer)
+	loader.Register(gosecAnalyzer, sqlinject.Analyzer)
 	return &Security{loader: loader, secrets: scanner}
 }
 
@@ -68,15 +70,18 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 		}
 		out = append(out, fs...)
 	}
-	fs, err := s.loader.Findings(ctx, c, specialist.CategorySecurity, []*analysis.Analyzer{gosecAnalyzer}, nil,
+	fs, err := s.loader.Findings(ctx, c, specialist.CategorySecurity, []*analysis.Analyzer{gosecAnalyzer, sqlinject.Analyzer}, nil,
 		func(d goanalysis.Diagnostic) (string, string, bool) {
+			if d.Analyzer == sqlinject.Analyzer {
+				return sqlInjectionRule, specialist.SeverityHigh, true
+			}
 			sev, ok := gosecSeverity[d.Category]
 			return gosecRule(d.Category), sev, ok
 		})
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, fs...)
+	out = append(out, sqlOncePerLine(fs)...)
 	// Secrets and gosec findings are each in file order already; keep
 	// one order for the whole.
 	slices.SortStableFunc(out, func(a, b specialist.Finding) int {
