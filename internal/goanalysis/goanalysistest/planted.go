@@ -98,7 +98,7 @@ import (
 
 // UserByName finds a user by name, unsafely.
 func UserByName(db *sql.DB, name string) (*sql.Rows, error) {
-	q := fmt.Sprintf("SELECT id FROM users WHERE name = '%s'", name) // want:gosec:G201
+	q := fmt.Sprintf("SELECT id FROM users WHERE name = '%s'", name) // want:quorum:sql-injection
 	rows, err := db.Query(q)
 	return rows, err
 }

@@ -68,7 +68,7 @@ func TestReviewPlanted(t *testing.T) {
 	})
 	// gosec's G201 fires on the planted query, and so does the sqlinject
 	// analyzer, whose finding stands for both.
-	for _, line := range goanalysistest.Marked(p.Head["app/sql.go"], "want:gosec:G201") {
+	for _, line := range goanalysistest.Marked(p.Head["app/sql.go"], "want:quorum:sql-injection") {
 		var rules []string
 		for _, f := range fs {
 			if f.Path == "app/sql.go" && f.Line == line {
