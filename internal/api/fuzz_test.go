@@ -60,10 +60,10 @@ func FuzzParseListParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return
+		p, perr := parseListParams(raw)
+		if err != nil && perr == nil {
+			t.Fatalf("%q: accepted a query that does not decode (%v)", raw, err)
 		}
-		p, perr := parseListParams(q)
 		if perr != nil {
 			if perr.Code != codeInvalid || len(perr.Params) == 0 {
 				t.Fatalf("%q: rejected without naming a parameter: %+v", raw, perr)
@@ -77,6 +77,8 @@ func FuzzParseListParams(f *testing.F) {
 			t.Fatalf("%q: accepted pr %d", raw, p.PR)
 		case p.Owner == "" || p.Repo == "":
 			t.Fatalf("%q: accepted owner %q, repo %q", raw, p.Owner, p.Repo)
+		case !validText(p.Owner) || !validText(p.Repo) || !validText(p.Cursor):
+			t.Fatalf("%q: accepted text that is not UTF-8 without NUL", raw)
 		case q.Has("cursor") && p.Cursor == "":
 			t.Fatalf("%q: accepted an empty cursor", raw)
 		}

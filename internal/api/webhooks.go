@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,8 +118,8 @@ type pageParams struct {
 }
 
 // parsePageParams validates limit, cursor and, when withStatus, status.
-func parsePageParams(q url.Values, withStatus bool) (pageParams, *Error) {
-	qr := queryReader{q: q}
+func parsePageParams(rawQuery string, withStatus bool) (pageParams, *Error) {
+	qr := newQueryReader(rawQuery)
 	p := pageParams{}
 	p.Limit, p.Cursor = qr.page()
 	if withStatus {
@@ -205,7 +204,7 @@ func (s *Server) createWebhook() http.Handler {
 func (s *Server) listWebhooks() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := PrincipalFrom(r.Context())
-		p, perr := parsePageParams(r.URL.Query(), false)
+		p, perr := parsePageParams(r.URL.RawQuery, false)
 		if perr != nil {
 			s.writeError(w, r, perr)
 			return
@@ -364,7 +363,7 @@ func (s *Server) listDeliveries() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		p, perr := parsePageParams(r.URL.Query(), true)
+		p, perr := parsePageParams(r.URL.RawQuery, true)
 		if perr != nil {
 			s.writeError(w, r, perr)
 			return
