@@ -286,7 +286,8 @@ func (s *Server) deleteWebhook() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		if err := webhook.Delete(r.Context(), s.db.Writer(), pr.AccountID, eid, s.now()); err != nil {
+		err := s.db.InTx(r.Context(), func(tx store.Tx) error { return webhook.Delete(r.Context(), tx, pr.AccountID, eid, s.now()) })
+		if err != nil {
 			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
 			return
 		}

@@ -376,7 +376,10 @@ WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, e.URL, encodeEvents(e
 }
 
 // Delete removes the account's endpoint: it stays in the database for its
-// deliveries' history, but is not found, listed or delivered to again.
+// deliveries' history, but neither it nor its deliveries are found, listed
+// or delivered to again. Its deliveries awaiting an attempt become
+// dead-lettered, with no next attempt (their jobs then stop without one).
+// Pass a transaction to do both at once.
 func Delete(ctx context.Context, q store.Querier, accountID, endpointID string, now time.Time) error {
 	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $1, updated_at = $1
 WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), endpointID, accountID)
@@ -385,6 +388,10 @@ WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), en
 	}
 	if n == 0 {
 		return ErrNotFound
+	}
+	if _, err := q.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dead_lettered', next_attempt_at = NULL, updated_at = $2
+WHERE endpoint_id = $1 AND status IN ('pending', 'failed')`, endpointID, store.Micros(now)); err != nil {
+		return fmt.Errorf("delete webhook endpoint %s: stop its deliveries: %w", endpointID, err)
 	}
 	return nil
 }
