@@ -214,6 +214,9 @@ func driveWebhooks(t *testing.T, b *bundle, open func(testing.TB) *store.DB) {
 		b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
 		b.send(t, http.MethodPatch, "/v1/webhooks/"+hook.ID, all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
 		b.send(t, http.MethodPost, "/v1/webhooks/"+hook.ID+"/rotate-secret", all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
+		full := *b
+		full.serve(t, func(c *Config) { c.WebhookMaxEndpoints = 1 })
+		full.sendJSON(t, http.MethodPost, "/v1/webhooks", all, map[string]any{"url": "https://ci.example.com/x"}).want(t, http.StatusConflict).problem(t, codeConflict)
 	})
 
 	t.Run("get never shows the secret", func(t *testing.T) {
