@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -196,8 +197,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
+		// The API answers headers past api.MaxHeaderBytes with a problem
+		// document; only past this does Go's server answer (plain text).
+		MaxHeaderBytes: api.ServerMaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn),
 	}
 
 	// Start in order; stop in reverse.
