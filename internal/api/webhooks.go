@@ -291,14 +291,8 @@ func (s *Server) createWebhook() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		var ep webhook.Endpoint
-		var secret string
-		err := s.db.InTx(r.Context(), func(tx store.Tx) error {
-			var err error
-			ep, secret, err = s.webhookPolicy().Create(r.Context(), tx, pr.AccountID,
-				webhook.NewEndpoint{URL: in.URL, Events: in.Events, Description: in.Description, Secret: in.Secret}, s.now())
-			return err
-		})
+		ep, secret, err := s.webhookPolicy().Create(r.Context(), s.db, pr.AccountID,
+			webhook.NewEndpoint{URL: in.URL, Events: in.Events, Description: in.Description, Secret: in.Secret}, s.now())
 		if err != nil {
 			s.writeError(w, r, webhookError(err, ""))
 			return

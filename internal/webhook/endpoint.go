@@ -302,14 +302,42 @@ func Create(ctx context.Context, q store.Querier, accountID, rawURL string, even
 	if secret != "" {
 		in.Secret = &secret
 	}
-	return Policy{AllowPrivate: true}.Create(ctx, q, accountID, in, now)
+	e, err := Policy{AllowPrivate: true}.prepare(ctx, accountID, in, now)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	if err := insertEndpoint(ctx, q, &e); err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, e.Secret, nil
 }
 
 // Create registers an endpoint of the account under the policy. It returns
-// the endpoint and its secret, which is shown to the customer only now.
-// Past p.MaxEndpoints it is a *LimitError; pass a transaction for the
-// limit to hold under concurrent registrations.
-func (p Policy) Create(ctx context.Context, q store.Querier, accountID string, in NewEndpoint, now time.Time) (Endpoint, string, error) {
+// the endpoint and its secret, which is shown to the customer only now;
+// past p.MaxEndpoints it is a *LimitError. The host is resolved before the
+// transaction that counts and inserts begins, so no lookup holds it open.
+func (p Policy) Create(ctx context.Context, db *store.DB, accountID string, in NewEndpoint, now time.Time) (Endpoint, string, error) {
+	e, err := p.prepare(ctx, accountID, in, now)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	err = db.InTx(ctx, func(tx store.Tx) error {
+		if p.MaxEndpoints > 0 {
+			if err := checkLimit(ctx, tx, accountID, p.MaxEndpoints); err != nil {
+				return err
+			}
+		}
+		return insertEndpoint(ctx, tx, &e)
+	})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, e.Secret, nil
+}
+
+// prepare validates an endpoint to register under the policy and makes it,
+// with its secret (generated when none is given).
+func (p Policy) prepare(ctx context.Context, accountID string, in NewEndpoint, now time.Time) (Endpoint, error) {
 	var v endpointValidator
 	v.checkURL(in.URL)
 	events := v.checkEvents(in.Events)
@@ -321,7 +349,7 @@ func (p Policy) Create(ctx context.Context, q store.Querier, accountID string, i
 		p.checkHost(ctx, &v, in.URL)
 	}
 	if err := v.err(); err != nil {
-		return Endpoint{}, "", err
+		return Endpoint{}, err
 	}
 	var secret string
 	if in.Secret != nil {
@@ -329,28 +357,28 @@ func (p Policy) Create(ctx context.Context, q store.Querier, accountID string, i
 	} else {
 		var err error
 		if secret, err = generateEndpointSecret(); err != nil {
-			return Endpoint{}, "", err
+			return Endpoint{}, err
 		}
 	}
-	if p.MaxEndpoints > 0 {
-		if err := checkLimit(ctx, q, accountID, p.MaxEndpoints); err != nil {
-			return Endpoint{}, "", err
-		}
-	}
-	at := store.Micros(now)
-	e := Endpoint{
+	at := store.FromMicros(store.Micros(now))
+	return Endpoint{
 		ID: id.New(id.Endpoint, now), AccountID: accountID, URL: in.URL, Description: in.Description,
-		Events: events, CreatedAt: store.FromMicros(at), UpdatedAt: store.FromMicros(at), Secret: secret,
+		Events: events, CreatedAt: at, UpdatedAt: at, Secret: secret,
+	}, nil
+}
+
+// insertEndpoint stores a prepared endpoint; it is returned with every
+// event listed when it subscribes to all.
+func insertEndpoint(ctx context.Context, q store.Querier, e *Endpoint) error {
+	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, description, events, secret, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.ID, e.AccountID, e.URL, e.Description, encodeEvents(e.Events), e.Secret, store.Micros(e.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	if len(e.Events) == 0 {
 		e.Events = slices.Clone(event.Names)
 	}
-	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, description, events, secret, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.ID, accountID, in.URL, in.Description, encodeEvents(events), secret, at)
-	if err != nil {
-		return Endpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
-	}
-	return e, secret, nil
+	return nil
 }
 
 // checkLimit refuses another endpoint of an account that has max. It first

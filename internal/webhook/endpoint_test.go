@@ -390,7 +390,7 @@ func TestRegistrationResolvesHost(t *testing.T) {
 		"intranet.example.com": false, "mixed.example.com": true, "public.example.com": true, "gone.example.com": true,
 		"127.0.0.1": false, "[fe80::1]": false, "93.184.215.14": true,
 	} {
-		_, _, err := p.Create(t.Context(), f.db.Writer(), f.acme.ID, webhook.NewEndpoint{URL: "https://" + host + "/hook"}, f.clock.Now())
+		_, _, err := p.Create(t.Context(), f.db, f.acme.ID, webhook.NewEndpoint{URL: "https://" + host + "/hook"}, f.clock.Now())
 		switch {
 		case ok && err != nil:
 			t.Errorf("%s: %v, want accepted", host, err)
@@ -401,7 +401,7 @@ func TestRegistrationResolvesHost(t *testing.T) {
 		}
 	}
 	p.AllowPrivate = true
-	if _, _, err := p.Create(t.Context(), f.db.Writer(), f.acme.ID, webhook.NewEndpoint{URL: "https://intranet.example.com/hook"}, f.clock.Now()); err != nil {
+	if _, _, err := p.Create(t.Context(), f.db, f.acme.ID, webhook.NewEndpoint{URL: "https://intranet.example.com/hook"}, f.clock.Now()); err != nil {
 		t.Errorf("with AllowPrivate: %v", err)
 	}
 }
