@@ -219,10 +219,13 @@ func liveJobs(ctx context.Context, q store.Querier, dialect store.Dialect, deliv
 //   - succeeded or dead-lettered: one new chain starts now, with a fresh
 //     schedule of five retries.
 //
-// Concurrent redeliveries of one delivery are serialized on its row, so
-// together they make one attempt now. A delivery whose endpoint was
-// deleted, or another account's, is ErrNotFound. A disabled endpoint is
-// sent to anyway: redelivery is an explicit request.
+// A redelivery asks for an attempt after now, the time it was asked: when
+// an attempt has begun since (another redelivery's, or the schedule's), it
+// is already answered and changes nothing. Concurrent redeliveries of one
+// delivery are serialized on its row, so together they make one attempt
+// now, however the attempt interleaves with them. A delivery whose
+// endpoint was deleted, or another account's, is ErrNotFound. A disabled
+// endpoint is sent to anyway: redelivery is an explicit request.
 func Redeliver(ctx context.Context, db *store.DB, accountID, deliveryID string, now time.Time) (Delivery, error) {
 	var d Delivery
 	err := db.InTx(ctx, func(tx store.Tx) error {
@@ -230,13 +233,22 @@ func Redeliver(ctx context.Context, db *store.DB, accountID, deliveryID string, 
 		// then reads what this one did.
 		var status string
 		var attempts int
-		err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET updated_at = $3
+		err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = status
 WHERE id = $1 AND account_id = $2 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE deleted_at IS NULL)
-RETURNING status, attempts`, deliveryID, accountID, store.Micros(now)).Scan(&status, &attempts)
+RETURNING status, attempts`, deliveryID, accountID).Scan(&status, &attempts)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrNotFound
 		}
 		if err != nil {
+			return err
+		}
+		var since int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE delivery_id = $1 AND attempted_at >= $2`,
+			deliveryID, store.Micros(now)).Scan(&since); err != nil {
+			return err
+		}
+		if since > 0 {
+			d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
 			return err
 		}
 		jobs, err := liveJobs(ctx, tx, db.Dialect(), deliveryID)
@@ -264,7 +276,7 @@ RETURNING status, attempts`, deliveryID, accountID, store.Micros(now)).Scan(&sta
 				return err
 			}
 		}
-		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2
+		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2
 WHERE id = $1 RETURNING `+deliveryColumns, deliveryID, store.Micros(now)))
 		return err
 	})

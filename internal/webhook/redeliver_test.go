@@ -142,6 +142,7 @@ func TestRedeliverKeepsOneChain(t *testing.T) {
 			t.Fatal(err)
 		}
 		settle("a ping that succeeds")
+		clock.Advance(10 * time.Second)
 		before := sends.Load()
 		redeliverTen(ok.ID)
 		settle("redeliveries of a success")
@@ -150,6 +151,39 @@ func TestRedeliverKeepsOneChain(t *testing.T) {
 		}
 		if dl, _ := bd.delivery(t, ok.ID); dl.Status != StatusSucceeded || dl.Attempts != 2 {
 			t.Fatalf("succeeded delivery after redelivery: %+v", dl)
+		}
+	})
+}
+
+// A redelivery asked before an attempt that has since begun is answered by
+// that attempt: it changes nothing, whatever the order its transaction
+// commits in.
+func TestRedeliverAnsweredByLaterAttempt(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		bd := setup(t, b)
+		srv := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+		hook := bd.endpoint(t, bd.account, srv.URL, "s3cret")
+		d := bd.record(t, bd.account)[hook]
+		asked := bd.clock.Now()
+		bd.clock.Advance(time.Second)
+		if err := bd.work(t, d, 1); err == nil {
+			t.Fatal("Work succeeded against a 502")
+		}
+		before, _ := bd.delivery(t, d)
+		got, err := Redeliver(context.Background(), bd.db, bd.account, d, asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != StatusFailed || !got.NextAttemptAt.Equal(*before.NextAttemptAt) || !got.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatalf("a redelivery asked before the last attempt changed the delivery: %+v, was %+v", got, before)
+		}
+		got, err = Redeliver(context.Background(), bd.db, bd.account, d, bd.clock.Now().Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != StatusPending || !got.NextAttemptAt.Equal(bd.clock.Now().Add(time.Second)) {
+			t.Fatalf("a redelivery asked after the last attempt: %+v, want pending, due now", got)
 		}
 	})
 }
