@@ -262,7 +262,7 @@ func (p Policy) checkHost(ctx context.Context, v *endpointValidator, rawURL stri
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if c := classify(a); c != "" {
-			refuse(fmt.Sprintf("%s is a %s address", host, c))
+			refuse(fmt.Sprintf("%s is not a public address (%s)", host, c))
 		}
 		return
 	}
@@ -281,7 +281,8 @@ func (p Policy) checkHost(ctx context.Context, v *endpointValidator, rawURL stri
 			return
 		}
 	}
-	refuse(fmt.Sprintf("%s resolves only to non-public addresses (%s is %s)", host, addrs[0].WithZone(""), classify(addrs[0])))
+	first := addrs[0].Unmap().WithZone("")
+	refuse(fmt.Sprintf("%s resolves only to non-public addresses (%s: %s)", host, first, classify(first)))
 }
 
 // NewEndpoint is an endpoint to register.
