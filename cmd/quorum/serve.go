@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -52,6 +53,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once (each takes up to a few hundred MB while it analyses a change)")
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
+	webhookMaxEndpoints := c.Int("webhook-max-endpoints", "QUORUM_WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints, "webhook endpoints an account may register through the API (each event is sent to every one)")
 	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
 	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (default: the longest time limit of the jobs this process works plus 1m, e.g. 6m with the other defaults, as a review's limit is 2×--specialist-timeout + 1m; no job is rescued before its own limit has passed)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
@@ -78,8 +80,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *rateLimit < 1 || *rateWindow <= 0 {
 		return usageError{errors.New("--rate-limit and --rate-limit-window must be positive")}
 	}
-	if *webhookTimeout <= 0 {
-		return usageError{errors.New("--webhook-timeout must be positive")}
+	if *webhookTimeout <= 0 || *webhookMaxEndpoints < 1 {
+		return usageError{errors.New("--webhook-timeout and --webhook-max-endpoints must be positive")}
 	}
 	if *jobRescueAfter < 0 {
 		return usageError{errors.New("--job-rescue-after cannot be negative")}
@@ -179,6 +181,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		RateWindow: *rateWindow,
 		TrustProxy: *trustProxy,
 		Version:    buildVersion(),
+
+		WebhookAllowPrivate: *webhookAllowPrivate,
+		WebhookMaxEndpoints: *webhookMaxEndpoints,
 	}, d, tokens, log, now)
 	if err != nil {
 		ln.Close()
@@ -194,8 +199,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
+		// The API answers headers past api.MaxHeaderBytes with a problem
+		// document; only past this does Go's server answer (plain text).
+		MaxHeaderBytes: api.ServerMaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn),
 	}
 
 	// Start in order; stop in reverse.

@@ -117,6 +117,12 @@ func TestAuthMatrix(t *testing.T) {
 
 				wantUnauthorized(t, b.get(t, e.own, ""), "", "")
 				wantUnauthorized(t, b.do(t, http.MethodGet, e.own, "Authorization", "Basic dXNlcjpwYXNz"), "", "")
+				// "Bearer", one space, the token, nothing else. (The server
+				// trims whitespace around a header value before quorum sees it.)
+				for _, h := range []string{"Bearer  " + all, "Bearer\t" + all, "Bearer \t" + all, "Bearer " + all + " x", "Bearer " + all + "\tx"} {
+					wantUnauthorized(t, b.do(t, http.MethodGet, e.own, "Authorization", h), "", "one space")
+				}
+				b.do(t, http.MethodGet, e.own, "Authorization", "bearer "+all).want(t, http.StatusOK)
 				wantUnauthorized(t, b.get(t, e.own, "qrm_notatoken"), "invalid PAT", "malformed")
 				wantUnauthorized(t, b.get(t, e.own, unknown), "invalid PAT", "does not exist or was revoked")
 				wantUnauthorized(t, b.get(t, e.own, revokedSecret), "invalid PAT", "does not exist or was revoked")

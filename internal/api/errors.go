@@ -16,9 +16,11 @@ const (
 	codeForbidden        = "forbidden"
 	codeNotFound         = "not-found"
 	codeMethodNotAllowed = "method-not-allowed"
+	codeConflict         = "conflict"
 	codeTooLarge         = "payload-too-large"
 	codeUnsupportedMedia = "unsupported-media-type"
 	codeRateLimited      = "rate-limited"
+	codeHeadersTooLarge  = "headers-too-large"
 	codeInternal         = "internal"
 	codeUnavailable      = "unavailable"
 )
@@ -34,8 +36,10 @@ var problemTypes = []struct {
 	{codeForbidden, "missing scope", "The token is valid but lacks the scope the endpoint requires; `detail` names it. Issue a token with that scope.", http.StatusForbidden},
 	{codeNotFound, "not found", "No such resource, or it belongs to an account the token may not see: the two are deliberately indistinguishable.", http.StatusNotFound},
 	{codeMethodNotAllowed, "method not allowed", "The path exists but not with this method. The `Allow` header lists the methods it accepts.", http.StatusMethodNotAllowed},
+	{codeConflict, "conflict", "The request cannot be carried out in the resource's present state: for example, the account already has as many webhook endpoints as the operator allows (`quorum serve --webhook-max-endpoints`). `detail` says which; delete one to register another.", http.StatusConflict},
 	{codeTooLarge, "payload too large", "The request body is larger than the endpoint accepts.", http.StatusRequestEntityTooLarge},
-	{codeUnsupportedMedia, "unsupported media type", "The request body must be `application/json`.", http.StatusUnsupportedMediaType},
+	{codeUnsupportedMedia, "unsupported media type", "The request body must be `application/json`, in UTF-8 (a `charset` parameter, when given, must be `utf-8`).", http.StatusUnsupportedMediaType},
+	{codeHeadersTooLarge, "request headers too large", "The request line and headers together are larger than the API accepts (64 KiB). Past 1 MiB the server refuses them before quorum sees them, with a plain-text 431 rather than this document.", http.StatusRequestHeaderFieldsTooLarge},
 	{codeRateLimited, "rate limit exceeded", "Too many requests for this token (or, without one, this client address) in the current window. Wait `Retry-After` seconds; `RateLimit-Remaining` and `RateLimit-Reset` on every response help stay under the limit.", http.StatusTooManyRequests},
 	{codeInternal, "internal error", "Something failed on the server. Nothing about it is shown here; the `request_id` finds it in the server's log. Retry with exponential backoff.", http.StatusInternalServerError},
 	{codeUnavailable, "service unavailable", "The service cannot serve requests now (its database is unreachable or its schema is not current). Retry later.", http.StatusServiceUnavailable},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/url"
 	"strconv"
 	"testing"
@@ -60,10 +61,10 @@ func FuzzParseListParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return
+		p, perr := parseListParams(raw)
+		if err != nil && perr == nil {
+			t.Fatalf("%q: accepted a query that does not decode (%v)", raw, err)
 		}
-		p, perr := parseListParams(q)
 		if perr != nil {
 			if perr.Code != codeInvalid || len(perr.Params) == 0 {
 				t.Fatalf("%q: rejected without naming a parameter: %+v", raw, perr)
@@ -77,6 +78,8 @@ func FuzzParseListParams(f *testing.F) {
 			t.Fatalf("%q: accepted pr %d", raw, p.PR)
 		case p.Owner == "" || p.Repo == "":
 			t.Fatalf("%q: accepted owner %q, repo %q", raw, p.Owner, p.Repo)
+		case !validText(p.Owner) || !validText(p.Repo) || !validText(p.Cursor):
+			t.Fatalf("%q: accepted text that is not UTF-8 without NUL", raw)
 		case q.Has("cursor") && p.Cursor == "":
 			t.Fatalf("%q: accepted an empty cursor", raw)
 		}
@@ -86,6 +89,31 @@ func FuzzParseListParams(f *testing.F) {
 		}
 		if n, err := strconv.Atoi(q.Get("pr")); q.Has("pr") && (err != nil || n != p.PR || n < 1) {
 			t.Fatalf("%q: pr %q accepted as %d", raw, q.Get("pr"), p.PR)
+		}
+	})
+}
+
+// FuzzBodyChecks: JSON that encoding/json writes has no duplicate member
+// and no lone surrogate escape, whatever the text; the same JSON with a
+// member repeated is caught, however deep the values before it.
+func FuzzBodyChecks(f *testing.F) {
+	for _, s := range []string{"", "a", "\x00", "\xff", "\\ud800", `"},"a":{"`, "😀", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw, err := json.Marshal(map[string]any{"a": s, "b": []any{s, map[string]any{"a": s, "c": []any{}}}, s: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name, dup := duplicateKey(raw); dup {
+			t.Fatalf("%s: duplicate %q reported", raw, name)
+		}
+		if loneSurrogate(raw) {
+			t.Fatalf("%s: lone surrogate reported", raw)
+		}
+		again := append(append([]byte(`{"k":`), raw...), `,"k":1}`...)
+		if name, dup := duplicateKey(again); !dup || name != "k" {
+			t.Fatalf("%s: duplicate %q, %v; want k", again, name, dup)
 		}
 	})
 }

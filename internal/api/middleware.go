@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -84,6 +85,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", rid)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, rid))
 		sw := &statusWriter{ResponseWriter: w}
+		if headerBytes(r) > MaxHeaderBytes {
+			defer s.logRequest(r, rid, sw, start)
+			s.writeError(sw, r, errorf(codeHeadersTooLarge, "The request line and headers take more than %d bytes.", MaxHeaderBytes))
+			return
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -96,13 +102,41 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					s.writeError(sw, r, &Error{Code: codeInternal, Detail: "The server failed to handle the request. Quote the request id when reporting it."})
 				}
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
-				slog.Duration("duration", time.Since(start)))
+			s.logRequest(r, rid, sw, start)
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// logRequest logs a request that was answered.
+func (s *Server) logRequest(r *http.Request, rid string, sw *statusWriter, start time.Time) {
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
+		slog.Duration("duration", time.Since(start)))
+}
+
+// Request header limits. Go's HTTP server refuses headers past its
+// MaxHeaderBytes itself, with a plain-text 431 that quorum cannot shape;
+// below that, the API refuses headers past MaxHeaderBytes with a problem
+// document. Serve with http.Server.MaxHeaderBytes = ServerMaxHeaderBytes.
+const (
+	// MaxHeaderBytes bounds the request line and headers the API reads.
+	MaxHeaderBytes = 64 << 10
+	// ServerMaxHeaderBytes is the http.Server's limit (Go's default, 1 MiB).
+	ServerMaxHeaderBytes = 1 << 20
+)
+
+// headerBytes is about how many bytes the request line and headers took on
+// the wire, as Go's server counts them against MaxHeaderBytes.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	return n
 }
 
 // titleNoToken is the 401 title when no credentials were sent at all.
@@ -119,12 +153,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		a := &auth{}
+		// "Bearer", exactly one space, the token (RFC 6750 §2.1 with the
+		// single space every client sends): anything else is refused, not
+		// trimmed into shape.
 		scheme, cred, _ := strings.Cut(h, " ")
-		cred = strings.TrimSpace(cred)
 		switch {
 		case !strings.EqualFold(scheme, "Bearer") || cred == "":
 			a.err = &Error{Code: codeUnauthorized, Title: titleNoToken,
-				Detail: "The Authorization header must be \"Bearer <token>\" with a personal access token."}
+				Detail: "The Authorization header must be \"Bearer <token>\": the word Bearer, one space, and a personal access token."}
+		case strings.ContainsFunc(cred, unicode.IsSpace):
+			a.err = errorf(codeUnauthorized, "The Authorization header must be \"Bearer <token>\": the word Bearer, one space, and the token, with no other white space.")
 		default:
 			p, err := s.tokens.Authenticate(r.Context(), cred)
 			switch {

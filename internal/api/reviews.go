@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/id"
 	"github.com/quorum-review/quorum/internal/review"
@@ -26,8 +28,8 @@ type listParams struct {
 }
 
 // parseListParams validates the query, reporting every bad parameter at once.
-func parseListParams(q url.Values) (listParams, *Error) {
-	qr := queryReader{q: q}
+func parseListParams(rawQuery string) (listParams, *Error) {
+	qr := newQueryReader(rawQuery)
 	p := listParams{}
 	p.Owner = qr.required("owner", "the repository owner")
 	p.Repo = qr.required("repo", "the repository name")
@@ -52,6 +54,54 @@ type queryReader struct {
 	bad []InvalidParam
 }
 
+// newQueryReader decodes a raw query string. Unlike url.ParseQuery, which
+// drops what it cannot decode, it rejects each parameter whose name or value
+// is not percent-decodable (or is joined by a semicolon), or decodes to text
+// that is not valid UTF-8 or holds a NUL: a filter or cursor that is
+// silently dropped answers a different question than the one asked.
+func newQueryReader(rawQuery string) *queryReader {
+	qr := &queryReader{q: url.Values{}}
+	rejected := map[string]bool{}
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, nameErr := url.QueryUnescape(rawName)
+		if nameErr != nil || !validText(name) {
+			name = rawName
+		}
+		value, valueErr := url.QueryUnescape(rawValue)
+		var reason string
+		switch {
+		case strings.Contains(pair, ";"):
+			name, _, _ = strings.Cut(name, ";")
+			reason = "a semicolon is not a parameter separator: use &"
+		case nameErr != nil || valueErr != nil:
+			reason = "not valid percent-encoding"
+		case !validText(name) || !validText(value):
+			reason = "must be UTF-8 text without NUL characters"
+		default:
+			qr.q[name] = append(qr.q[name], value)
+			continue
+		}
+		if !rejected[name] {
+			rejected[name] = true
+			qr.reject(name, reason)
+		}
+	}
+	// A rejected parameter counts as given, but is not read again.
+	for name := range rejected {
+		delete(qr.q, name)
+		qr.q[name] = nil
+	}
+	return qr
+}
+
+// validText reports text PostgreSQL's text type stores as given: valid
+// UTF-8 without NUL.
+func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
 func (qr *queryReader) reject(name, reason string) {
 	qr.bad = append(qr.bad, InvalidParam{Name: name, Reason: reason})
 }
@@ -59,8 +109,8 @@ func (qr *queryReader) reject(name, reason string) {
 // single returns a parameter given once; given twice is rejected.
 func (qr *queryReader) single(name string) (string, bool) {
 	vs, ok := qr.q[name]
-	if !ok {
-		return "", false
+	if !ok || vs == nil {
+		return "", false // absent, or rejected already
 	}
 	if len(vs) > 1 {
 		qr.reject(name, "given more than once")
@@ -71,8 +121,9 @@ func (qr *queryReader) single(name string) (string, bool) {
 
 // required returns a parameter that must be given, once, and not empty.
 func (qr *queryReader) required(name, what string) string {
+	_, given := qr.q[name]
 	v, ok := qr.single(name)
-	if !ok && len(qr.q[name]) == 0 || ok && v == "" {
+	if !given || ok && v == "" {
 		qr.reject(name, "required: "+what)
 	}
 	return v
@@ -114,7 +165,7 @@ type reviewList struct {
 func (s *Server) listReviews() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := PrincipalFrom(r.Context())
-		p, perr := parseListParams(r.URL.Query())
+		p, perr := parseListParams(r.URL.RawQuery)
 		if perr != nil {
 			s.writeError(w, r, perr)
 			return

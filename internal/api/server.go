@@ -17,6 +17,7 @@ import (
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/token"
+	"github.com/quorum-review/quorum/internal/webhook"
 )
 
 // Config holds the API's settings.
@@ -33,6 +34,12 @@ type Config struct {
 	// ReviewCacheSize bounds how many encoded reviews are cached (default
 	// 1024, about 10 MB with 20 findings each).
 	ReviewCacheSize int
+	// WebhookAllowPrivate accepts endpoint URLs whose host is, or resolves
+	// only to, loopback, private and other non-public addresses.
+	WebhookAllowPrivate bool
+	// WebhookMaxEndpoints bounds an account's live webhook endpoints
+	// (webhook.DefaultMaxEndpoints when 0).
+	WebhookMaxEndpoints int
 	// Version is reported in the User-Agent of nothing yet and in /healthz.
 	Version string
 }
@@ -61,6 +68,7 @@ type Server struct {
 // New builds the API server. The cursor key is read from the database, so
 // every replica seals and opens the same cursors.
 func New(ctx context.Context, cfg Config, db *store.DB, tokens *token.Store, log *slog.Logger, now func() time.Time) (*Server, error) {
+	cfg.WebhookMaxEndpoints = cmp.Or(cfg.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints)
 	if cfg.RateLimit <= 0 || cfg.RateWindow <= 0 {
 		return nil, fmt.Errorf("api: rate limit must be positive (got %d per %s)", cfg.RateLimit, cfg.RateWindow)
 	}

@@ -9,11 +9,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/id"
 	"github.com/quorum-review/quorum/internal/store"
@@ -39,11 +39,19 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) *E
 	if len(bytes.TrimSpace(raw)) == 0 && optional {
 		return nil
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return errorf(codeUnsupportedMedia, "The request body must be application/json (Content-Type %q).", r.Header.Get("Content-Type"))
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if cs, ok := params["charset"]; err != nil || mt != "application/json" || ok && !strings.EqualFold(cs, "utf-8") {
+		return errorf(codeUnsupportedMedia, "The request body must be application/json in UTF-8 (Content-Type %q).", r.Header.Get("Content-Type"))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return invalid("body", "required: a JSON object")
+	}
+	if !utf8.Valid(raw) || loneSurrogate(raw) {
+		// encoding/json would quietly store U+FFFD instead.
+		return invalid("body", "is not valid UTF-8")
+	}
+	if name, ok := duplicateKey(raw); ok {
+		return invalid(name, "given more than once")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -70,6 +78,95 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) *E
 	}
 }
 
+// duplicateKey finds a member name given twice in one JSON object of raw,
+// which encoding/json would resolve silently (the last wins). It reports
+// nothing for JSON that does not parse; the decoder says what is wrong.
+func duplicateKey(raw []byte) (string, bool) {
+	type frame struct {
+		keys    map[string]bool // nil for an array
+		wantKey bool
+	}
+	var stack []*frame
+	// valueDone is called after each complete value: in an object, a name
+	// comes next.
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		top := (*frame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			if top != nil && top.wantKey {
+				if top.keys[t] {
+					return t, true
+				}
+				top.keys[t], top.wantKey = true, false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+		if len(stack) == 0 {
+			return "", false
+		}
+	}
+}
+
+// loneSurrogate reports a \uD800–\uDFFF escape in raw that is not half of
+// a surrogate pair: encoding/json decodes it to U+FFFD.
+func loneSurrogate(raw []byte) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip the escaped character
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if lo, ok := hex4(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
 // jsonKind names a Go kind as the JSON type a client would send.
 func jsonKind(kind string) string {
 	switch kind {
@@ -94,9 +191,12 @@ func invalid(name, reason string) *Error {
 // webhookError turns the webhook store's errors into API errors.
 func webhookError(err error, notFound string) error {
 	var ve *webhook.ValidationError
+	var le *webhook.LimitError
 	switch {
 	case errors.Is(err, webhook.ErrNotFound):
 		return errorf(codeNotFound, "%s", notFound)
+	case errors.As(err, &le):
+		return errorf(codeConflict, "The account has %d webhook endpoints, the most it may have; delete one to register another.", le.Max)
 	case errors.As(err, &ve):
 		e := &Error{Code: codeInvalid, Detail: "The request has invalid parameters; see invalid_params."}
 		for _, f := range ve.Fields {
@@ -119,8 +219,8 @@ type pageParams struct {
 }
 
 // parsePageParams validates limit, cursor and, when withStatus, status.
-func parsePageParams(q url.Values, withStatus bool) (pageParams, *Error) {
-	qr := queryReader{q: q}
+func parsePageParams(rawQuery string, withStatus bool) (pageParams, *Error) {
+	qr := newQueryReader(rawQuery)
 	p := pageParams{}
 	p.Limit, p.Cursor = qr.page()
 	if withStatus {
@@ -185,13 +285,14 @@ func (s *Server) createWebhook() http.Handler {
 			URL         string   `json:"url"`
 			Events      []string `json:"events"`
 			Description string   `json:"description"`
-			Secret      string   `json:"secret"`
+			Secret      *string  `json:"secret"`
 		}
 		if e := decodeBody(w, r, &in, false); e != nil {
 			s.writeError(w, r, e)
 			return
 		}
-		ep, secret, err := webhook.Create(r.Context(), s.db.Writer(), pr.AccountID, in.URL, in.Events, in.Description, in.Secret, s.now())
+		ep, secret, err := s.webhookPolicy().Create(r.Context(), s.db, pr.AccountID,
+			webhook.NewEndpoint{URL: in.URL, Events: in.Events, Description: in.Description, Secret: in.Secret}, s.now())
 		if err != nil {
 			s.writeError(w, r, webhookError(err, ""))
 			return
@@ -202,10 +303,15 @@ func (s *Server) createWebhook() http.Handler {
 	})
 }
 
+// webhookPolicy is what the operator allows of registrations.
+func (s *Server) webhookPolicy() webhook.Policy {
+	return webhook.Policy{AllowPrivate: s.cfg.WebhookAllowPrivate, MaxEndpoints: s.cfg.WebhookMaxEndpoints}
+}
+
 func (s *Server) listWebhooks() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := PrincipalFrom(r.Context())
-		p, perr := parsePageParams(r.URL.Query(), false)
+		p, perr := parsePageParams(r.URL.RawQuery, false)
 		if perr != nil {
 			s.writeError(w, r, perr)
 			return
@@ -269,7 +375,7 @@ func (s *Server) updateWebhook() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		ep, err := webhook.Update(r.Context(), s.db.Writer(), pr.AccountID, eid,
+		ep, err := s.webhookPolicy().Update(r.Context(), s.db.Writer(), pr.AccountID, eid,
 			webhook.Patch{URL: in.URL, Events: in.Events, Description: in.Description, Disabled: in.Disabled}, s.now())
 		if err != nil {
 			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
@@ -287,7 +393,8 @@ func (s *Server) deleteWebhook() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		if err := webhook.Delete(r.Context(), s.db.Writer(), pr.AccountID, eid, s.now()); err != nil {
+		err := s.db.InTx(r.Context(), func(tx store.Tx) error { return webhook.Delete(r.Context(), tx, pr.AccountID, eid, s.now()) })
+		if err != nil {
 			s.writeError(w, r, webhookError(err, "No webhook endpoint "+eid+"."))
 			return
 		}
@@ -304,8 +411,8 @@ func (s *Server) rotateWebhookSecret() http.Handler {
 			return
 		}
 		var in struct {
-			Secret         string `json:"secret"`
-			OverlapSeconds *int64 `json:"overlap_seconds"`
+			Secret         *string `json:"secret"`
+			OverlapSeconds *int64  `json:"overlap_seconds"`
 		}
 		if e := decodeBody(w, r, &in, true); e != nil {
 			s.writeError(w, r, e)
@@ -364,7 +471,7 @@ func (s *Server) listDeliveries() http.Handler {
 			s.writeError(w, r, e)
 			return
 		}
-		p, perr := parsePageParams(r.URL.Query(), true)
+		p, perr := parsePageParams(r.URL.RawQuery, true)
 		if perr != nil {
 			s.writeError(w, r, perr)
 			return

@@ -214,6 +214,9 @@ func driveWebhooks(t *testing.T, b *bundle, open func(testing.TB) *store.DB) {
 		b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
 		b.send(t, http.MethodPatch, "/v1/webhooks/"+hook.ID, all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
 		b.send(t, http.MethodPost, "/v1/webhooks/"+hook.ID+"/rotate-secret", all, "application/json", huge).want(t, http.StatusRequestEntityTooLarge).problem(t, codeTooLarge)
+		full := *b
+		full.serve(t, func(c *Config) { c.WebhookMaxEndpoints = 1 })
+		full.sendJSON(t, http.MethodPost, "/v1/webhooks", all, map[string]any{"url": "https://ci.example.com/x"}).want(t, http.StatusConflict).problem(t, codeConflict)
 	})
 
 	t.Run("get never shows the secret", func(t *testing.T) {
@@ -427,6 +430,8 @@ func driveWebhooks(t *testing.T, b *bundle, open func(testing.TB) *store.DB) {
 	t.Run("delete", func(t *testing.T) {
 		var doomed created
 		b.sendJSON(t, http.MethodPost, "/v1/webhooks", all, map[string]any{"url": "https://doomed.example.com/"}).want(t, http.StatusCreated).json(t, &doomed)
+		var waiting webhook.Delivery
+		b.send(t, http.MethodPost, "/v1/webhooks/"+doomed.ID+"/ping", all, "", nil).want(t, http.StatusAccepted).json(t, &waiting)
 		b.do(t, http.MethodDelete, "/v1/webhooks/"+doomed.ID).want(t, http.StatusUnauthorized).problem(t, codeUnauthorized)
 		b.do(t, http.MethodDelete, "/v1/webhooks/"+doomed.ID, "Authorization", "Bearer "+readOnly).want(t, http.StatusForbidden).problem(t, codeForbidden)
 		r := b.do(t, http.MethodDelete, "/v1/webhooks/"+doomed.ID, "Authorization", "Bearer "+all).want(t, http.StatusNoContent)
@@ -437,6 +442,18 @@ func driveWebhooks(t *testing.T, b *bundle, open func(testing.TB) *store.DB) {
 		b.get(t, "/v1/webhooks/"+doomed.ID, all).want(t, http.StatusNotFound).problem(t, codeNotFound)
 		b.get(t, "/v1/webhooks/"+doomed.ID+"/deliveries", all).want(t, http.StatusNotFound).problem(t, codeNotFound)
 		b.send(t, http.MethodPost, "/v1/webhooks/"+doomed.ID+"/ping", all, "", nil).want(t, http.StatusNotFound).problem(t, codeNotFound)
+		// One truth: a deleted endpoint's delivery is gone with it, to
+		// reading as to redelivery, and no next attempt is due.
+		b.get(t, "/v1/deliveries/"+waiting.ID, all).want(t, http.StatusNotFound).problem(t, codeNotFound)
+		b.send(t, http.MethodPost, "/v1/deliveries/"+waiting.ID+"/redeliver", all, "", nil).want(t, http.StatusNotFound).problem(t, codeNotFound)
+		var status string
+		var next *int64
+		if err := b.db.Reader().QueryRow(t.Context(), `SELECT status, next_attempt_at FROM webhook_deliveries WHERE id = $1`, waiting.ID).Scan(&status, &next); err != nil {
+			t.Fatal(err)
+		}
+		if status != webhook.StatusDeadLettered || next != nil {
+			t.Errorf("a deleted endpoint's waiting delivery is %s, next attempt %v; want dead_lettered, none", status, next)
+		}
 	})
 
 	t.Run("rate limited", func(t *testing.T) {

@@ -80,7 +80,21 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 		if k := slices.IndexFunc(kept, func(k *candidate) bool { return sameProblem(k.Finding, cd.Finding) }); k >= 0 {
 			s.dropped.Merged++
 			keep := kept[k]
-			if cd.specialist != keep.specialist {
+			if cd.Engine != keep.Engine {
+				// The built-in rule and position stay the finding's
+				// identity (and fingerprint); the model that also found it
+				// is kept beside it, so the provenance names both engines.
+				note := cd.specialist + " (" + cd.Rule + ")"
+				if keep.Engine == specialist.EngineLLM {
+					note = keep.specialist + " (" + keep.Rule + ")"
+					keep.Engine, keep.Rule, keep.Line, keep.EndLine = cd.Engine, cd.Rule, cd.Line, cd.EndLine
+				} else {
+					keep.Model = cd.Model
+				}
+				if !slices.Contains(keep.also, note) {
+					keep.also = append(keep.also, note)
+				}
+			} else if cd.specialist != keep.specialist {
 				note := cd.specialist
 				if cd.Rule != keep.Rule {
 					note += " (" + cd.Rule + ")"
@@ -168,13 +182,19 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 
 // sameProblem reports whether two findings are one problem found twice:
 // the same file, overlapping lines (or both on the file as a whole), and the
-// same rule or near-identical headlines.
+// same rule or near-identical headlines. A model words a problem its own
+// way ("compares a with itself" for staticcheck's SA4000), so a built-in
+// and an LLM finding are also one problem when they have the same category
+// and start on the same line or the next (a model may count one off).
 func sameProblem(a, b specialist.Finding) bool {
 	if a.Path != b.Path {
 		return false
 	}
 	if (a.Line == 0) != (b.Line == 0) {
 		return false
+	}
+	if a.Engine != b.Engine && a.Category == b.Category && a.Line > 0 && max(a.Line-b.Line, b.Line-a.Line) <= 1 {
+		return true
 	}
 	if a.Line > 0 && (max(a.EndLine, a.Line) < b.Line || max(b.EndLine, b.Line) < a.Line) {
 		return false

@@ -86,14 +86,27 @@ type Context struct {
 	Excerpt    Excerpt    `json:"excerpt"`
 }
 
-// Provenance names what produced a finding, on which commit, and when.
+// Provenance names what produced a finding, on which commit, and when. A
+// problem both engines found is one finding: Engine and Rule are the
+// built-in engine's, Model the model that also reported it, and Engines
+// lists both.
 type Provenance struct {
 	Specialist string    `json:"specialist"`
 	Engine     string    `json:"engine"`
+	Engines    []string  `json:"engines"`
 	Rule       string    `json:"rule,omitempty"`
 	Model      string    `json:"model,omitempty"`
 	HeadSHA    string    `json:"head_sha"`
 	DetectedAt time.Time `json:"detected_at"`
+}
+
+// EnginesOf lists the engines that found a finding: its engine, and the
+// LLM too when a built-in finding carries the model that also reported it.
+func EnginesOf(f Finding) []string {
+	if f.Engine == EngineBuiltin && f.Model != "" {
+		return []string{EngineBuiltin, EngineLLM}
+	}
+	return []string{f.Engine}
 }
 
 // Excerpt is the source around a finding at the reviewed head.

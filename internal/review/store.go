@@ -172,6 +172,7 @@ WHERE f.id = $1 AND p.account_id = $2`, findingID, accountID)
 		Provenance: Provenance{
 			Specialist: f.Specialist,
 			Engine:     f.Engine,
+			Engines:    EnginesOf(f),
 			Rule:       f.Rule,
 			Model:      f.Model,
 			HeadSHA:    headSHA,

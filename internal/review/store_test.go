@@ -107,7 +107,7 @@ func TestCreateThenGet(t *testing.T) {
 			ReviewID: r.ID,
 			Context: review.Context{
 				Provenance: review.Provenance{
-					Specialist: "logic", Engine: review.EngineLLM, Model: "claude-sonnet-4-5",
+					Specialist: "logic", Engine: review.EngineLLM, Engines: []string{review.EngineLLM}, Model: "claude-sonnet-4-5",
 					HeadSHA: r.HeadSHA, DetectedAt: time.Date(2026, 11, 23, 1, 59, 0, 999999000, time.UTC),
 				},
 				Excerpt: r.Findings[1].Excerpt,
@@ -120,7 +120,8 @@ func TestCreateThenGet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := builtin.Context.Provenance; p.Engine != review.EngineBuiltin || p.Rule != "gosec:G201" || p.Model != "" || !p.DetectedAt.Equal(wantAt) {
+		if p := builtin.Context.Provenance; p.Engine != review.EngineBuiltin || !slices.Equal(p.Engines, []string{review.EngineBuiltin}) ||
+			p.Rule != "gosec:G201" || p.Model != "" || !p.DetectedAt.Equal(wantAt) {
 			t.Errorf("provenance of a built-in finding: %+v", p)
 		}
 	})

@@ -238,6 +238,12 @@ type Tx interface {
 	Querier
 	// InsertJob enqueues a River job as part of this transaction.
 	InsertJob(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+	// RetryJob makes a job available at once, as part of this transaction
+	// (River's JobRetry: a running job is left alone).
+	RetryJob(ctx context.Context, id int64) error
+	// CancelJob cancels a job that has not finished, as part of this
+	// transaction (River's JobCancel).
+	CancelJob(ctx context.Context, id int64) error
 }
 
 // Reader is the querier for reads that may go to a read pool.
@@ -395,6 +401,22 @@ func (t *sqlTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.I
 	return err
 }
 
+func (t *sqlTx) RetryJob(ctx context.Context, id int64) error {
+	if t.jobs == nil || t.jobs.sqlite == nil {
+		return errors.New("retry job: job queue not configured")
+	}
+	_, err := t.jobs.sqlite.JobRetryTx(ctx, t.tx, id)
+	return err
+}
+
+func (t *sqlTx) CancelJob(ctx context.Context, id int64) error {
+	if t.jobs == nil || t.jobs.sqlite == nil {
+		return errors.New("cancel job: job queue not configured")
+	}
+	_, err := t.jobs.sqlite.JobCancelTx(ctx, t.tx, id)
+	return err
+}
+
 // pgxExecer is what pgxpool.Pool and pgx.Tx share.
 type pgxExecer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -440,6 +462,22 @@ func (t *pgxTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.I
 		return err
 	}
 	_, err = j.pg.InsertTx(ctx, t.tx, args, opts)
+	return err
+}
+
+func (t *pgxTx) RetryJob(ctx context.Context, id int64) error {
+	if t.jobs == nil || t.jobs.pg == nil {
+		return errors.New("retry job: job queue not configured")
+	}
+	_, err := t.jobs.pg.JobRetryTx(ctx, t.tx, id)
+	return err
+}
+
+func (t *pgxTx) CancelJob(ctx context.Context, id int64) error {
+	if t.jobs == nil || t.jobs.pg == nil {
+		return errors.New("cancel job: job queue not configured")
+	}
+	_, err := t.jobs.pg.JobCancelTx(ctx, t.tx, id)
 	return err
 }
 

@@ -112,10 +112,13 @@ ORDER BY created_at DESC, id DESC LIMIT $4`, endpointID, afterAt, afterID, limit
 }
 
 // GetDelivery returns one of the account's deliveries and every attempt of
-// it, oldest first. Another account's delivery is ErrNotFound.
+// it, oldest first. Another account's delivery, or one whose endpoint was
+// deleted, is ErrNotFound: a deleted endpoint's deliveries go with it, as
+// its listing and their redelivery do.
 func GetDelivery(ctx context.Context, q store.Querier, accountID, deliveryID string) (Delivery, []Attempt, error) {
-	d, err := scanDelivery(q.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1 AND account_id = $2`,
-		deliveryID, accountID))
+	d, err := scanDelivery(q.QueryRow(ctx, `SELECT `+deliveryColumnsOf("d")+` FROM webhook_deliveries d
+JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.deleted_at IS NULL
+WHERE d.id = $1 AND d.account_id = $2`, deliveryID, accountID))
 	if errors.Is(err, store.ErrNotFound) {
 		return Delivery{}, nil, ErrNotFound
 	}
@@ -160,33 +163,121 @@ FROM webhook_attempts WHERE delivery_id = $1 ORDER BY number`, deliveryID)
 	return attempts, nil
 }
 
-// Redeliver sends one of the account's deliveries again, whatever its
-// status: the same delivery id (receivers deduplicate on it), status
-// pending, attempt numbers continuing from the last, and a new job with a
-// fresh schedule of five retries. A delivery whose endpoint was deleted,
-// or another account's, is ErrNotFound. A disabled endpoint is sent to
-// anyway: redelivery is an explicit request.
+// liveJobStates are the states of a delivery job that may still attempt.
+const liveJobStates = `('available', 'pending', 'retryable', 'running', 'scheduled')`
+
+// Queries for the delivery jobs of one delivery that may still attempt,
+// locked on PostgreSQL (SQLite serializes every write transaction). On
+// PostgreSQL the containment test can use River's index on args.
+const (
+	liveJobsPostgres = `SELECT id, state FROM river_job WHERE kind = 'webhook.deliver'
+AND args @> jsonb_build_object('delivery_id', $1::text) AND state IN ` + liveJobStates + ` ORDER BY id FOR UPDATE`
+	liveJobsSQLite = `SELECT id, state FROM river_job WHERE kind = 'webhook.deliver'
+AND args ->> 'delivery_id' = $1 AND state IN ` + liveJobStates + ` ORDER BY id`
+)
+
+// liveJob is a delivery job that may still attempt.
+type liveJob struct {
+	id    int64
+	state string
+}
+
+// liveJobs returns the delivery's jobs that may still attempt: its attempt
+// chain (at most one, but a delivery dead-lettered by a 410 to another
+// delivery keeps its waiting job until that job runs).
+func liveJobs(ctx context.Context, q store.Querier, dialect store.Dialect, deliveryID string) ([]liveJob, error) {
+	query := liveJobsSQLite
+	if dialect == store.Postgres {
+		query = liveJobsPostgres
+	}
+	rows, err := q.Query(ctx, query, deliveryID)
+	if err != nil {
+		return nil, fmt.Errorf("jobs of delivery %s: %w", deliveryID, err)
+	}
+	defer rows.Close()
+	var jobs []liveJob
+	for rows.Next() {
+		var j liveJob
+		if err := rows.Scan(&j.id, &j.state); err != nil {
+			return nil, fmt.Errorf("jobs of delivery %s: %w", deliveryID, err)
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jobs of delivery %s: %w", deliveryID, err)
+	}
+	return jobs, nil
+}
+
+// Redeliver sends one of the account's deliveries again, keeping its id
+// (receivers deduplicate on it) and numbering attempts on from the last. A
+// delivery has at most one attempt chain (one job following RetryDelays):
+//
+//   - pending or failed: its chain's next attempt is made now instead of
+//     at its scheduled time, and the chain's schedule goes on from there.
+//     Redelivering again before that attempt changes nothing more.
+//   - succeeded or dead-lettered: one new chain starts now, with a fresh
+//     schedule of five retries.
+//
+// A redelivery asks for an attempt after now, the time it was asked: when
+// an attempt has begun since (another redelivery's, or the schedule's), it
+// is already answered and changes nothing. Concurrent redeliveries of one
+// delivery are serialized on its row, so together they make one attempt
+// now, however the attempt interleaves with them. A delivery whose
+// endpoint was deleted, or another account's, is ErrNotFound. A disabled
+// endpoint is sent to anyway: redelivery is an explicit request.
 func Redeliver(ctx context.Context, db *store.DB, accountID, deliveryID string, now time.Time) (Delivery, error) {
 	var d Delivery
 	err := db.InTx(ctx, func(tx store.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-WHERE d.id = $1 AND d.account_id = $2 AND e.deleted_at IS NULL`, deliveryID, accountID).Scan(&one)
+		// This update locks the row: a concurrent redelivery waits here,
+		// then reads what this one did.
+		var status string
+		var attempts int
+		err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = status
+WHERE id = $1 AND account_id = $2 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE deleted_at IS NULL)
+RETURNING status, attempts`, deliveryID, accountID).Scan(&status, &attempts)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		var before int
-		if err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 WHERE id = $1 RETURNING attempts`,
-			deliveryID, store.Micros(now)).Scan(&before); err != nil {
+		var since int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE delivery_id = $1 AND attempted_at >= $2`,
+			deliveryID, store.Micros(now)).Scan(&since); err != nil {
 			return err
 		}
-		if err := tx.InsertJob(ctx, fanout.DeliverArgs{DeliveryID: deliveryID, Before: before}, nil); err != nil {
+		if since > 0 {
+			d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
 			return err
 		}
-		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, deliveryID))
+		jobs, err := liveJobs(ctx, tx, db.Dialect(), deliveryID)
+		if err != nil {
+			return err
+		}
+		newChain := status == StatusSucceeded || status == StatusDeadLettered || len(jobs) == 0
+		for _, j := range jobs {
+			switch {
+			case j.state == "running":
+				// An attempt is under way: it is the attempt made now.
+			case newChain:
+				// A chain that outlived its delivery's dead-lettering.
+				if err := tx.CancelJob(ctx, j.id); err != nil {
+					return fmt.Errorf("cancel job %d: %w", j.id, err)
+				}
+			case j.state == "retryable" || j.state == "scheduled":
+				if err := tx.RetryJob(ctx, j.id); err != nil {
+					return fmt.Errorf("retry job %d: %w", j.id, err)
+				}
+			}
+		}
+		if newChain {
+			if err := tx.InsertJob(ctx, fanout.DeliverArgs{DeliveryID: deliveryID, Before: attempts}, nil); err != nil {
+				return err
+			}
+		}
+		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2
+WHERE id = $1 RETURNING `+deliveryColumns, deliveryID, store.Micros(now)))
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {

@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/id"
@@ -71,9 +75,10 @@ func (v *endpointValidator) err() error {
 	return &ValidationError{Fields: v.fields}
 }
 
-// checkURL accepts an absolute http(s) URL with a host and no credentials.
-// Whether its address is public is checked at connect time, when it is
-// resolved, not here: a name can resolve elsewhere later.
+// checkURL accepts an absolute http(s) URL with a host, a valid port and
+// no credentials. Whether its address is public is the policy's
+// (checkHost) and, as a name can resolve elsewhere later, checked again at
+// connect time.
 func (v *endpointValidator) checkURL(raw string) {
 	switch {
 	case raw == "":
@@ -81,6 +86,10 @@ func (v *endpointValidator) checkURL(raw string) {
 		return
 	case len(raw) > MaxURLLength:
 		v.reject("url", fmt.Sprintf("longer than %d characters", MaxURLLength))
+		return
+	}
+	if !validText(raw) {
+		v.reject("url", textReason)
 		return
 	}
 	u, err := url.Parse(raw)
@@ -93,8 +102,26 @@ func (v *endpointValidator) checkURL(raw string) {
 		v.reject("url", "must have a host")
 	case u.User != nil:
 		v.reject("url", "must not contain a user name or password; sign deliveries with the secret instead")
+	case !validPort(u.Port()):
+		v.reject("url", "the port must be a number from 1 to 65535")
 	}
 }
+
+// validPort accepts no port, or a TCP port number.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
+// textReason is why text that validText refuses is rejected.
+const textReason = "must be UTF-8 text without NUL characters"
+
+// validText reports text every database stores as given: valid UTF-8 (not
+// replaced by U+FFFD) without NUL, which PostgreSQL's text refuses.
+func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // checkEvents accepts known event names and returns them without
 // duplicates, in the order given.
@@ -113,8 +140,11 @@ func (v *endpointValidator) checkEvents(events []string) []string {
 }
 
 func (v *endpointValidator) checkDescription(d string) {
-	if len(d) > MaxDescriptionLength {
+	switch {
+	case len(d) > MaxDescriptionLength:
 		v.reject("description", fmt.Sprintf("longer than %d characters", MaxDescriptionLength))
+	case !validText(d):
+		v.reject("description", textReason)
 	}
 }
 
@@ -125,6 +155,8 @@ func (v *endpointValidator) checkSecret(s string) {
 	switch {
 	case len(s) < minSecretLength || len(s) > maxSecretLength:
 		v.reject("secret", fmt.Sprintf("must be %d to %d characters (omit it to have one generated)", minSecretLength, maxSecretLength))
+	case !validText(s):
+		v.reject("secret", textReason)
 	case strings.HasPrefix(s, SecretPrefix):
 		if _, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, SecretPrefix)); err != nil {
 			v.reject("secret", "after whsec_ must come standard base64")
@@ -183,40 +215,188 @@ func encodeEvents(events []string) string {
 	return string(b)
 }
 
-// Create registers an endpoint of the account. events empty means every
+// DefaultMaxEndpoints is how many live endpoints an account may have when
+// the operator sets no other limit: every event fans out to each of them.
+const DefaultMaxEndpoints = 50
+
+// lookupTimeout bounds resolving an endpoint's host at registration.
+const lookupTimeout = 3 * time.Second
+
+// LimitError is a registration refused because the account has as many
+// endpoints as it may.
+type LimitError struct{ Max int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("the account has %d webhook endpoints, the most it may have", e.Max)
+}
+
+// Policy is what registering or changing an endpoint is checked against
+// beyond its own fields: the operator's settings.
+type Policy struct {
+	// AllowPrivate accepts a URL whose host is, or resolves only to,
+	// loopback, private and other non-public addresses. Without it they
+	// are refused at registration; the connect-time check of every
+	// attempt (for DNS rebinding) is the Worker's, whatever this says.
+	AllowPrivate bool
+	// MaxEndpoints bounds an account's live endpoints (0: no bound).
+	MaxEndpoints int
+	// LookupNetIP resolves a host name (net.DefaultResolver's when nil).
+	LookupNetIP func(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// checkHost refuses, unless p.AllowPrivate, a URL whose host is a
+// non-public address or a name that resolves only to such addresses. A
+// name that does not resolve now is accepted: it is checked again, on
+// what it resolves to then, at each attempt.
+func (p Policy) checkHost(ctx context.Context, v *endpointValidator, rawURL string) {
+	if p.AllowPrivate {
+		return
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return // rejected by checkURL
+	}
+	host := u.Hostname()
+	refuse := func(what string) {
+		v.reject("url", what+": deliveries to non-public addresses are refused (quorum serve --webhook-allow-private allows them)")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if c := classify(a); c != "" {
+			refuse(fmt.Sprintf("%s is not a public address (%s)", host, c))
+		}
+		return
+	}
+	lookup := p.LookupNetIP
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	addrs, err := lookup(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return
+	}
+	for _, a := range addrs {
+		if classify(a) == "" {
+			return
+		}
+	}
+	first := addrs[0].Unmap().WithZone("")
+	refuse(fmt.Sprintf("%s resolves only to non-public addresses (%s: %s)", host, first, classify(first)))
+}
+
+// NewEndpoint is an endpoint to register.
+type NewEndpoint struct {
+	URL         string
+	Events      []string // empty: every event
+	Description string
+	// Secret is the customer's own secret; nil means one is generated.
+	Secret *string
+}
+
+// Create registers an endpoint of the account, as an operator does: any
+// address, no limit on the account's endpoints. events empty means every
 // event; secret empty means one is generated. It returns the endpoint and
 // its secret, which is shown to the customer only now.
 func Create(ctx context.Context, q store.Querier, accountID, rawURL string, events []string, description, secret string, now time.Time) (Endpoint, string, error) {
-	var v endpointValidator
-	v.checkURL(rawURL)
-	events = v.checkEvents(events)
-	v.checkDescription(description)
+	in := NewEndpoint{URL: rawURL, Events: events, Description: description}
 	if secret != "" {
-		v.checkSecret(secret)
+		in.Secret = &secret
 	}
-	if err := v.err(); err != nil {
+	e, err := Policy{AllowPrivate: true}.prepare(ctx, accountID, in, now)
+	if err != nil {
 		return Endpoint{}, "", err
 	}
-	if secret == "" {
+	if err := insertEndpoint(ctx, q, &e); err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, e.Secret, nil
+}
+
+// Create registers an endpoint of the account under the policy. It returns
+// the endpoint and its secret, which is shown to the customer only now;
+// past p.MaxEndpoints it is a *LimitError. The host is resolved before the
+// transaction that counts and inserts begins, so no lookup holds it open.
+func (p Policy) Create(ctx context.Context, db *store.DB, accountID string, in NewEndpoint, now time.Time) (Endpoint, string, error) {
+	e, err := p.prepare(ctx, accountID, in, now)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	err = db.InTx(ctx, func(tx store.Tx) error {
+		if p.MaxEndpoints > 0 {
+			if err := checkLimit(ctx, tx, accountID, p.MaxEndpoints); err != nil {
+				return err
+			}
+		}
+		return insertEndpoint(ctx, tx, &e)
+	})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, e.Secret, nil
+}
+
+// prepare validates an endpoint to register under the policy and makes it,
+// with its secret (generated when none is given).
+func (p Policy) prepare(ctx context.Context, accountID string, in NewEndpoint, now time.Time) (Endpoint, error) {
+	var v endpointValidator
+	v.checkURL(in.URL)
+	events := v.checkEvents(in.Events)
+	v.checkDescription(in.Description)
+	if in.Secret != nil {
+		v.checkSecret(*in.Secret)
+	}
+	if len(v.fields) == 0 {
+		p.checkHost(ctx, &v, in.URL)
+	}
+	if err := v.err(); err != nil {
+		return Endpoint{}, err
+	}
+	var secret string
+	if in.Secret != nil {
+		secret = *in.Secret
+	} else {
 		var err error
 		if secret, err = generateEndpointSecret(); err != nil {
-			return Endpoint{}, "", err
+			return Endpoint{}, err
 		}
 	}
-	at := store.Micros(now)
-	e := Endpoint{
-		ID: id.New(id.Endpoint, now), AccountID: accountID, URL: rawURL, Description: description,
-		Events: events, CreatedAt: store.FromMicros(at), UpdatedAt: store.FromMicros(at), Secret: secret,
+	at := store.FromMicros(store.Micros(now))
+	return Endpoint{
+		ID: id.New(id.Endpoint, now), AccountID: accountID, URL: in.URL, Description: in.Description,
+		Events: events, CreatedAt: at, UpdatedAt: at, Secret: secret,
+	}, nil
+}
+
+// insertEndpoint stores a prepared endpoint; it is returned with every
+// event listed when it subscribes to all.
+func insertEndpoint(ctx context.Context, q store.Querier, e *Endpoint) error {
+	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, description, events, secret, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.ID, e.AccountID, e.URL, e.Description, encodeEvents(e.Events), e.Secret, store.Micros(e.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	if len(e.Events) == 0 {
 		e.Events = slices.Clone(event.Names)
 	}
-	_, err := q.Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, description, events, secret, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.ID, accountID, rawURL, description, encodeEvents(events), secret, at)
-	if err != nil {
-		return Endpoint{}, "", fmt.Errorf("create webhook endpoint: %w", err)
+	return nil
+}
+
+// checkLimit refuses another endpoint of an account that has max. It first
+// locks the account's row (a no-op update), so concurrent registrations of
+// one account in transactions count one after the other.
+func checkLimit(ctx context.Context, q store.Querier, accountID string, max int) error {
+	if _, err := q.Exec(ctx, `UPDATE accounts SET type = type WHERE id = $1`, accountID); err != nil {
+		return fmt.Errorf("create webhook endpoint: lock account: %w", err)
 	}
-	return e, secret, nil
+	var n int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL`, accountID).Scan(&n); err != nil {
+		return fmt.Errorf("create webhook endpoint: count endpoints: %w", err)
+	}
+	if n >= max {
+		return &LimitError{Max: max}
+	}
+	return nil
 }
 
 // Get returns the account's endpoint; a deleted one, or another account's,
@@ -318,8 +498,15 @@ type Patch struct {
 // through Update.
 const ReasonDisabledByCustomer = "disabled by the customer"
 
-// Update changes the account's endpoint as patch says and returns it.
+// Update changes the account's endpoint as patch says and returns it, as
+// an operator does (any address).
 func Update(ctx context.Context, q store.Querier, accountID, endpointID string, patch Patch, now time.Time) (Endpoint, error) {
+	return Policy{AllowPrivate: true}.Update(ctx, q, accountID, endpointID, patch, now)
+}
+
+// Update changes the account's endpoint as patch says, under the policy,
+// and returns it.
+func (p Policy) Update(ctx context.Context, q store.Querier, accountID, endpointID string, patch Patch, now time.Time) (Endpoint, error) {
 	var v endpointValidator
 	if patch.URL != nil {
 		v.checkURL(*patch.URL)
@@ -330,6 +517,9 @@ func Update(ctx context.Context, q store.Querier, accountID, endpointID string, 
 	}
 	if patch.Description != nil {
 		v.checkDescription(*patch.Description)
+	}
+	if patch.URL != nil && len(v.fields) == 0 {
+		p.checkHost(ctx, &v, *patch.URL)
 	}
 	if err := v.err(); err != nil {
 		return Endpoint{}, err
@@ -376,7 +566,10 @@ WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, e.URL, encodeEvents(e
 }
 
 // Delete removes the account's endpoint: it stays in the database for its
-// deliveries' history, but is not found, listed or delivered to again.
+// deliveries' history, but neither it nor its deliveries are found, listed
+// or delivered to again. Its deliveries awaiting an attempt become
+// dead-lettered, with no next attempt (their jobs then stop without one).
+// Pass a transaction to do both at once.
 func Delete(ctx context.Context, q store.Querier, accountID, endpointID string, now time.Time) error {
 	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $1, updated_at = $1
 WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), endpointID, accountID)
@@ -385,6 +578,10 @@ WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, store.Micros(now), en
 	}
 	if n == 0 {
 		return ErrNotFound
+	}
+	if _, err := q.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dead_lettered', next_attempt_at = NULL, updated_at = $2
+WHERE endpoint_id = $1 AND status IN ('pending', 'failed')`, endpointID, store.Micros(now)); err != nil {
+		return fmt.Errorf("delete webhook endpoint %s: stop its deliveries: %w", endpointID, err)
 	}
 	return nil
 }
@@ -430,10 +627,10 @@ func AccountOfDelivery(ctx context.Context, q store.Querier, deliveryID string) 
 // (generated when secret is empty) and keeps the current one signing beside
 // it for overlap, so receivers can switch without rejecting deliveries. It
 // returns the endpoint and the new secret, shown only now.
-func RotateSecret(ctx context.Context, q store.Querier, accountID, endpointID, secret string, overlap time.Duration, now time.Time) (Endpoint, string, error) {
+func RotateSecret(ctx context.Context, q store.Querier, accountID, endpointID string, secret *string, overlap time.Duration, now time.Time) (Endpoint, string, error) {
 	var v endpointValidator
-	if secret != "" {
-		v.checkSecret(secret)
+	if secret != nil {
+		v.checkSecret(*secret)
 	}
 	if overlap < 0 || overlap > MaxOverlap {
 		v.reject("overlap", fmt.Sprintf("must be from 0 to %s", MaxOverlap))
@@ -441,9 +638,12 @@ func RotateSecret(ctx context.Context, q store.Querier, accountID, endpointID, s
 	if err := v.err(); err != nil {
 		return Endpoint{}, "", err
 	}
-	if secret == "" {
+	var newSecret string
+	if secret != nil {
+		newSecret = *secret
+	} else {
 		var err error
-		if secret, err = generateEndpointSecret(); err != nil {
+		if newSecret, err = generateEndpointSecret(); err != nil {
 			return Endpoint{}, "", err
 		}
 	}
@@ -462,13 +662,13 @@ func RotateSecret(ctx context.Context, q store.Querier, accountID, endpointID, s
 		e.PreviousSecret, e.PreviousExpiresAt = e.Secret, &t
 	}
 	n, err := q.Exec(ctx, `UPDATE webhook_endpoints SET secret = $1, previous_secret = $2, previous_expires_at = $3, updated_at = $4
-WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, secret, prev, prevExpires, at, endpointID, accountID)
+WHERE id = $5 AND account_id = $6 AND deleted_at IS NULL`, newSecret, prev, prevExpires, at, endpointID, accountID)
 	if err != nil {
 		return Endpoint{}, "", fmt.Errorf("rotate secret of webhook endpoint %s: %w", endpointID, err)
 	}
 	if n == 0 {
 		return Endpoint{}, "", ErrNotFound
 	}
-	e.Secret, e.UpdatedAt = secret, store.FromMicros(at)
-	return e, secret, nil
+	e.Secret, e.UpdatedAt = newSecret, store.FromMicros(at)
+	return e, newSecret, nil
 }

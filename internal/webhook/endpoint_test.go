@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -241,7 +243,7 @@ func TestDeleteAndTenancy(t *testing.T) {
 		if err := webhook.Delete(ctx, w, f.other.ID, e.ID, f.clock.Now()); !errors.Is(err, webhook.ErrNotFound) {
 			t.Errorf("another account's Delete: %v, want ErrNotFound", err)
 		}
-		if _, _, err := webhook.RotateSecret(ctx, w, f.other.ID, e.ID, "", webhook.DefaultOverlap, f.clock.Now()); !errors.Is(err, webhook.ErrNotFound) {
+		if _, _, err := webhook.RotateSecret(ctx, w, f.other.ID, e.ID, nil, webhook.DefaultOverlap, f.clock.Now()); !errors.Is(err, webhook.ErrNotFound) {
 			t.Errorf("another account's RotateSecret: %v, want ErrNotFound", err)
 		}
 		if page, _, _ := webhook.List(ctx, r, f.other.ID, nil, 10); len(page) != 0 {
@@ -279,7 +281,7 @@ func TestRotateSecretKeepsThePreviousForTheOverlap(t *testing.T) {
 		ctx := t.Context()
 		e, first := f.create(t, f.acme.ID, "https://hooks.example.com/x")
 		f.clock.Advance(time.Hour)
-		rotated, second, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, "", webhook.DefaultOverlap, f.clock.Now())
+		rotated, second, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, nil, webhook.DefaultOverlap, f.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +298,7 @@ func TestRotateSecretKeepsThePreviousForTheOverlap(t *testing.T) {
 		}
 
 		// Rotating again replaces the previous secret with the one just retired.
-		_, third, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, "my-own-secret-of-20-chars", time.Hour, f.clock.Now())
+		_, third, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, ptr("my-own-secret-of-20-chars"), time.Hour, f.clock.Now())
 		if err != nil || third != "my-own-secret-of-20-chars" {
 			t.Fatalf("rotate to a supplied secret: %q, %v", third, err)
 		}
@@ -306,14 +308,14 @@ func TestRotateSecretKeepsThePreviousForTheOverlap(t *testing.T) {
 		}
 
 		// No overlap: the old secret stops at once.
-		if _, _, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, "", 0, f.clock.Now()); err != nil {
+		if _, _, err := webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, nil, 0, f.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = webhook.Get(ctx, f.db.Reader(), f.acme.ID, e.ID)
 		if got.PreviousSecret != "" || got.PreviousExpiresAt != nil {
 			t.Errorf("rotation without overlap kept %q until %v", got.PreviousSecret, got.PreviousExpiresAt)
 		}
-		_, _, err = webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, "", webhook.MaxOverlap+time.Second, f.clock.Now())
+		_, _, err = webhook.RotateSecret(ctx, f.db.Writer(), f.acme.ID, e.ID, nil, webhook.MaxOverlap+time.Second, f.clock.Now())
 		if fields(t, err) != "overlap" {
 			t.Errorf("too long an overlap: %v", err)
 		}
@@ -362,4 +364,44 @@ func TestUpdatePausesAndResumes(t *testing.T) {
 			t.Errorf("after resuming: %+v, disabled_at %v", got, disabledAt)
 		}
 	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Without AllowPrivate, a host name that resolves only to non-public
+// addresses is refused at registration; one with a public address among
+// them, or that does not resolve now (the connect-time check remains), is
+// accepted.
+func TestRegistrationResolvesHost(t *testing.T) {
+	t.Parallel()
+	f := setupEndpoints(t, storetest.Backend{Name: "sqlite", Open: storetest.SQLite})
+	hosts := map[string][]netip.Addr{
+		"intranet.example.com": {netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("fd00::5")},
+		"mixed.example.com":    {netip.MustParseAddr("192.168.1.1"), netip.MustParseAddr("93.184.215.14")},
+		"public.example.com":   {netip.MustParseAddr("93.184.215.14")},
+	}
+	p := webhook.Policy{LookupNetIP: func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		if a, ok := hosts[host]; ok {
+			return a, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}}
+	for host, ok := range map[string]bool{
+		"intranet.example.com": false, "mixed.example.com": true, "public.example.com": true, "gone.example.com": true,
+		"127.0.0.1": false, "[fe80::1]": false, "93.184.215.14": true,
+	} {
+		_, _, err := p.Create(t.Context(), f.db, f.acme.ID, webhook.NewEndpoint{URL: "https://" + host + "/hook"}, f.clock.Now())
+		switch {
+		case ok && err != nil:
+			t.Errorf("%s: %v, want accepted", host, err)
+		case !ok && err == nil:
+			t.Errorf("%s: accepted, want refused", host)
+		case !ok && fields(t, err) != "url":
+			t.Errorf("%s: %v, want url refused", host, err)
+		}
+	}
+	p.AllowPrivate = true
+	if _, _, err := p.Create(t.Context(), f.db, f.acme.ID, webhook.NewEndpoint{URL: "https://intranet.example.com/hook"}, f.clock.Now()); err != nil {
+		t.Errorf("with AllowPrivate: %v", err)
+	}
 }

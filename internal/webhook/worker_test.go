@@ -489,8 +489,13 @@ func TestDeletedEndpointStops(t *testing.T) {
 		if err := bd.work(t, d, 1); !errors.As(err, new(*river.JobCancelError)) {
 			t.Fatalf("Work: %v, want the job cancelled", err)
 		}
-		if dl, attempts := bd.delivery(t, d); dl.Status != StatusDeadLettered || len(attempts) != 0 {
-			t.Fatalf("delivery %s with %d attempts, want dead_lettered with none", dl.Status, len(attempts))
+		// The delivery is gone from the API with its endpoint; the
+		// database keeps it, dead-lettered.
+		if _, _, err := GetDelivery(context.Background(), bd.db.Reader(), bd.account, d); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("GetDelivery of a deleted endpoint's delivery: %v, want ErrNotFound", err)
+		}
+		if n := bd.count(t, `SELECT count(*) FROM webhook_deliveries WHERE id = $1 AND status = 'dead_lettered' AND attempts = 0`, d); n != 1 {
+			t.Fatal("delivery not dead_lettered without an attempt")
 		}
 	})
 }

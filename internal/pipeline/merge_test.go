@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/llm"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/logic"
+)
+
+// sameApp adds, on line 4, a comparison of a value with itself:
+// staticcheck's SA4000.
+const sameApp = `package app
+
+func Same(a int) bool {
+	return a == a
+}
+`
+
+// chatServer is an OpenAI-compatible chat-completions endpoint on loopback
+// whose every answer is content.
+func chatServer(t *testing.T, content string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": "test-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": content}}},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// The real logic specialist (staticcheck's SA4000) and the LLM engine, on
+// a loopback double, report `a == a` in their own words on the same line:
+// synthesis makes one finding of it, at the higher severity, with both
+// engines in its provenance. A model's finding of another category on the
+// line stays apart.
+func TestBuiltinAndLLMFindingMerge(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{"app.go": sameApp})
+	r.Commit("feature")
+	c := prChange(t, r, "main", "feature")
+
+	for _, tc := range []struct {
+		name     string
+		llmLine  int
+		category string
+		want     int // findings
+	}{
+		{"same line", 4, "logic", 1},
+		{"a line off", 5, "logic", 1},
+		{"other category", 4, "security", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answer, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
+				"path": "app.go", "line": tc.llmLine, "end_line": tc.llmLine, "severity": "high", "category": tc.category,
+				"headline": "compares a with itself", "body": "a == a is always true.", "suggested_replacement": nil,
+			}}})
+			w := llm.Wiring{Config: llm.Config{BaseURL: chatServer(t, string(answer)), Model: "test-model"}}
+			specs, _, err := w.Wire([]specialist.Specialist{logic.New(goanalysistest.Loader())}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := opts()
+			o.Quorum = 1
+			res := Run(context.Background(), c, specs, o)
+			if !res.Completed() {
+				t.Fatalf("review failed: %s", res.Reason)
+			}
+			fs := res.Review.Findings
+			for _, f := range fs {
+				t.Logf("%s %s %s:%d %s [%s %s %s]", f.Specialist, f.Severity, f.Path, f.Line, f.Headline, f.Engine, f.Rule, f.Model)
+			}
+			if len(fs) != tc.want {
+				t.Fatalf("%d findings, want %d", len(fs), tc.want)
+			}
+			if tc.want == 2 {
+				return
+			}
+			f := fs[0]
+			if f.Severity != "high" || f.Line != 4 || f.Engine != review.EngineBuiltin || f.Rule != "staticcheck:SA4000" || f.Model != "test-model" {
+				t.Errorf("merged finding %+v: want high (the model's), on line 4, builtin staticcheck:SA4000 with model test-model", f)
+			}
+			if got := review.EnginesOf(f); !slices.Equal(got, []string{review.EngineBuiltin, review.EngineLLM}) {
+				t.Errorf("engines %v, want both", got)
+			}
+			if !strings.Contains(f.Body, "Also found by logic (llm:logic).") {
+				t.Errorf("body does not name the other engine: %q", f.Body)
+			}
+		})
+	}
+}
