@@ -402,18 +402,20 @@ func (t *sqlTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.I
 }
 
 func (t *sqlTx) RetryJob(ctx context.Context, id int64) error {
-	if t.jobs == nil || t.jobs.sqlite == nil {
-		return errors.New("retry job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return fmt.Errorf("retry job: %w", err)
 	}
-	_, err := t.jobs.sqlite.JobRetryTx(ctx, t.tx, id)
+	_, err = j.sqlite.JobRetryTx(ctx, t.tx, id)
 	return err
 }
 
 func (t *sqlTx) CancelJob(ctx context.Context, id int64) error {
-	if t.jobs == nil || t.jobs.sqlite == nil {
-		return errors.New("cancel job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return fmt.Errorf("cancel job: %w", err)
 	}
-	_, err := t.jobs.sqlite.JobCancelTx(ctx, t.tx, id)
+	_, err = j.sqlite.JobCancelTx(ctx, t.tx, id)
 	return err
 }
 
@@ -466,18 +468,20 @@ func (t *pgxTx) InsertJob(ctx context.Context, args river.JobArgs, opts *river.I
 }
 
 func (t *pgxTx) RetryJob(ctx context.Context, id int64) error {
-	if t.jobs == nil || t.jobs.pg == nil {
-		return errors.New("retry job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return fmt.Errorf("retry job: %w", err)
 	}
-	_, err := t.jobs.pg.JobRetryTx(ctx, t.tx, id)
+	_, err = j.pg.JobRetryTx(ctx, t.tx, id)
 	return err
 }
 
 func (t *pgxTx) CancelJob(ctx context.Context, id int64) error {
-	if t.jobs == nil || t.jobs.pg == nil {
-		return errors.New("cancel job: job queue not configured")
+	j, err := t.jobs()
+	if err != nil {
+		return fmt.Errorf("cancel job: %w", err)
 	}
-	_, err := t.jobs.pg.JobCancelTx(ctx, t.tx, id)
+	_, err = j.pg.JobCancelTx(ctx, t.tx, id)
 	return err
 }
 
