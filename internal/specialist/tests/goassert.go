@@ -319,8 +319,9 @@ func (r *review) goRemovedAssertions(x *file) {
 			continue
 		}
 		first := strings.TrimSpace(x.base[gone[0].line-1])
+		line, cause := deletionSite(x, gone[0].line)
 		r.add(specialist.Finding{
-			Rule: RuleAssertionRemoved, Severity: sevAssert, Path: x.path, Line: r.nearestAddedOld(x, gone[0].line),
+			Rule: RuleAssertionRemoved, Severity: sevAssert, Path: x.path, Line: line, EndLine: line, Cause: cause,
 			Headline: assertHeadline(len(gone), first),
 			Body: fmt.Sprintf("In %s the change deletes the check of %s, while the call is still made and its result "+
 				"still assigned, and nothing else checks it: the test now accepts behavior it used to reject. "+
@@ -350,12 +351,37 @@ func dedupe(ss []string) []string {
 // nearestAddedOld returns the new-file number of the added line nearest
 // to the deleted line of old number n, in its hunk; 0 when it has none.
 func (r *review) nearestAddedOld(x *file, n int) int {
+	line, _ := deletionSite(x, n)
+	return line
+}
+
+// deletionSite places a finding about the deleted base line n: on the
+// nearest line the hunk adds, or, in a hunk that only deletes, on the head
+// line the deletion stands before (or after, at the end of the hunk), with
+// a cause naming the deleted line, so the finding sits where the reader
+// sees the deletion instead of on the file as a whole.
+func deletionSite(x *file, n int) (line int, cause string) {
 	for _, h := range x.f.Hunks {
 		for i, l := range h.Lines {
-			if l.Kind == change.KindDeleted && l.OldNumber == n {
-				return nearestAdded(h, i)
+			if l.Kind != change.KindDeleted || l.OldNumber != n {
+				continue
 			}
+			if a := nearestAdded(h, i); a > 0 {
+				return a, ""
+			}
+			cause = fmt.Sprintf("the change deleted line %d `%s` of the base here", n, strings.TrimSpace(l.Text))
+			for _, m := range h.Lines[i+1:] {
+				if m.Kind != change.KindDeleted {
+					return m.NewNumber, cause
+				}
+			}
+			for j := i - 1; j >= 0; j-- {
+				if h.Lines[j].Kind != change.KindDeleted {
+					return h.Lines[j].NewNumber, cause
+				}
+			}
+			return 0, ""
 		}
 	}
-	return 0
+	return 0, ""
 }

@@ -536,8 +536,17 @@ func (r *review) deletedTests(x *file) {
 	if len(names) > 1 {
 		headline = fmt.Sprintf("%d tests removed: %s", len(names), list(names))
 	}
+	// On the line where the first removed test stood.
+	line, cause := 0, ""
+	for _, h := range x.f.Hunks {
+		for _, l := range h.Lines {
+			if line == 0 && l.Kind == change.KindDeleted && strings.Contains(l.Text, names[0]+"(") {
+				line, cause = deletionSite(x, l.OldNumber)
+			}
+		}
+	}
 	r.add(specialist.Finding{
-		Rule: RuleTestDeleted, Severity: sevDeleted, Path: x.path,
+		Rule: RuleTestDeleted, Severity: sevDeleted, Path: x.path, Line: line, EndLine: line, Cause: cause,
 		Headline: headline,
 		Body: "The change deletes these tests and does not add them back elsewhere, while the code they " +
 			"tested stays. Keep them, or replace them with tests of the new behavior; if they were " +

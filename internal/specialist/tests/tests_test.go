@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,7 +80,10 @@ func check(t *testing.T, fs []specialist.Finding, files map[string]string, wants
 	exp := make([]string, 0, len(wants))
 	for _, w := range wants {
 		line := 0
-		if w.marker != "" {
+		if n, ok := strings.CutPrefix(w.marker, "@line "); ok {
+			// A line that has no marker of its own (a blank one).
+			line, _ = strconv.Atoi(n)
+		} else if w.marker != "" {
 			for i, l := range strings.Split(files[w.path], "\n") {
 				if strings.Contains(l, w.marker) {
 					line = i + 1
@@ -221,7 +225,11 @@ func TestGoTestRemoved(t *testing.T) {
 }
 `, "", 1)
 	fs, _, files := runReview(t, nil, goBase(), map[string]string{"calc/calc_test.go": head})
-	check(t, fs, files, want{"calc/calc_test.go", "", RuleTestDeleted, "medium"})
+	// On the line where the removed test stood, the deletion named.
+	check(t, fs, files, want{"calc/calc_test.go", "@line 10", RuleTestDeleted, "medium"})
+	if !strings.Contains(fs[0].Cause, "func TestAddZero") {
+		t.Errorf("cause %q does not name the deleted line", fs[0].Cause)
+	}
 	if !strings.Contains(fs[0].Headline, "TestAddZero") {
 		t.Errorf("headline %q does not name the test", fs[0].Headline)
 	}
@@ -288,7 +296,7 @@ func TestGoTestMovedAndRenamedIsClean(t *testing.T) {
 		"calc/sum/sum.go":      "package sum\n\nimport \"example.com/calc\"\n\n// Add adds.\nfunc Add(a, b int) int { return calc.Add(a, b) }\n",
 		"calc/sum/sum_test.go": "package sum\n\nimport \"testing\"\n\nfunc TestAddNegatives(t *testing.T) {\n\tif got := Add(-2, -3); got != -5 {\n\t\tt.Fatalf(\"Add(-2, -3) = %d\", got)\n\t}\n}\n",
 	})
-	check(t, fs, files, want{"calc/calc_test.go", "", RuleTestDeleted, "medium"})
+	check(t, fs, files, want{"calc/calc_test.go", "@line 10", RuleTestDeleted, "medium"})
 }
 
 func TestGoAssertionRemoved(t *testing.T) {
@@ -495,7 +503,7 @@ func TestPythonSkipAddedTestDeletedAssertionRemoved(t *testing.T) {
 	fs, _, files := runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": head})
 	check(t, fs, files,
 		want{"tests/test_parse.py", "@pytest.mark.skip", RuleSkipAdded, "medium"},
-		want{"tests/test_parse.py", "", RuleTestDeleted, "medium"})
+		want{"tests/test_parse.py", "@line 6", RuleTestDeleted, "medium"})
 
 	head = strings.Replace(pyTest, `    assert parse("a,b") == ["a", "b"]`, `    result = parse("a,b")
     print(result)`, 1)
