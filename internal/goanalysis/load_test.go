@@ -378,3 +378,25 @@ func TestLoadSeveralModules(t *testing.T) {
 		t.Fatalf("packages %d, fallback %+v; want both modules' packages", len(p.Packages), p.Fallback)
 	}
 }
+
+// A GOPATH-era package importing the repository's root package by its
+// import path ("github.com/acme/bolt" for package bolt at the root) is
+// loaded under that path.
+func TestLoadWithoutGoModRootImport(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"db.go":            "package bolt\n\n// Open opens.\nfunc Open() int { return 1 }\n",
+		"cmd/bolt/main.go": "package main\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"cmd/bolt/main.go": "package main\n\nimport \"github.com/acme/bolt\"\n\nfunc main() { _ = bolt.Open() }\n"})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packages) != 1 || p.Packages[0].PkgPath != "github.com/acme/bolt/cmd/bolt" || len(p.Fallback) != 0 {
+		t.Fatalf("packages %d, fallback %+v; want github.com/acme/bolt/cmd/bolt type-checked", len(p.Packages), p.Fallback)
+	}
+}

@@ -440,6 +440,22 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 			dirs[path.Dir(p)] = true
 		}
 	}
+	// The root package's name: an import ending in it may be the root
+	// itself ("github.com/boltdb/bolt" for package bolt at the root).
+	rootName := ""
+	for _, p := range all {
+		if path.Dir(p) == "." && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			if src, err := c.ReadFileAt(ctx, s.rev, p); err == nil {
+				if f, err := parser.ParseFile(token.NewFileSet(), p, src, parser.PackageClauseOnly|parser.ParseComments); err == nil {
+					rootName = f.Name.Name
+					if ip := canonicalImport(f); ip != "" {
+						return ip
+					}
+					break
+				}
+			}
+		}
+	}
 	votes := map[string]int{}
 	for _, p := range s.files {
 		src, err := c.ReadFileAt(ctx, s.rev, p)
@@ -461,6 +477,9 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 			ip, err := strconv.Unquote(imp.Path.Value)
 			if err != nil {
 				continue
+			}
+			if rootName != "" && rootName != "main" && path.Base(ip) == rootName && strings.Contains(ip, ".") {
+				votes[ip]++
 			}
 			for d := range dirs {
 				if d == "." || strings.HasPrefix(d, "vendor/") {
