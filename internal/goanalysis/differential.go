@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"path"
 	"regexp"
 	"slices"
@@ -135,11 +136,26 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 		if !ok {
 			continue
 		}
-		atBase[diagnosticKey(d, np, base.lineText(d.Path, d.Line))]++
+		atBase[diagnosticKey(d, np, base.funcName(d.Path, d.Line), base.lineText(d.Path, d.Line))]++
+	}
+	// The head's own diagnostics that are no candidate (unchanged code)
+	// answer for their base twins first: identical lines elsewhere must
+	// not make a new problem look old.
+	isCand := map[Diagnostic]bool{}
+	for _, cd := range cands {
+		isCand[cd.Diagnostic] = true
+	}
+	key := func(d Diagnostic) string {
+		return diagnosticKey(d, d.Path, p.funcName(d.Path, d.Line), p.lineText(d.Path, d.Line))
+	}
+	for _, d := range ds {
+		if !isCand[d] && atBase[key(d)] > 0 {
+			atBase[key(d)]--
+		}
 	}
 	out := cands[:0]
 	for _, cd := range cands {
-		k := diagnosticKey(cd.Diagnostic, cd.Path, p.lineText(cd.Path, cd.Line))
+		k := key(cd.Diagnostic)
 		if cd.checkBase && atBase[k] > 0 {
 			atBase[k]--
 			continue
@@ -154,12 +170,32 @@ var digits = regexp.MustCompile(`[0-9]+`)
 
 // diagnosticKey identifies a diagnostic by its content, the same at base
 // and head when the code it flags did not change.
-func diagnosticKey(d Diagnostic, path, line string) string {
+func diagnosticKey(d Diagnostic, path, fn, line string) string {
 	name := ""
 	if d.Analyzer != nil {
 		name = d.Analyzer.Name
 	}
-	return strings.Join([]string{name, d.Category, path, digits.ReplaceAllString(d.Message, "#"), strings.Join(strings.Fields(line), " ")}, "\x00")
+	return strings.Join([]string{name, d.Category, path, fn, digits.ReplaceAllString(d.Message, "#"), strings.Join(strings.Fields(line), " ")}, "\x00")
+}
+
+// funcName names the function declaration holding line of the file at
+// path ("(*Engine).Run", "New"), or "" outside any.
+func (p *Program) funcName(path string, line int) string {
+	fset, file := p.syntaxOf(path)
+	if file == nil {
+		return ""
+	}
+	for _, d := range file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || line < fset.Position(fd.Pos()).Line || line > fset.Position(fd.End()).Line {
+			continue
+		}
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			return "(" + types.ExprString(fd.Recv.List[0].Type) + ")." + fd.Name.Name
+		}
+		return fd.Name.Name
+	}
+	return ""
 }
 
 // changedRange reports whether a line of [line, end] was added by the
