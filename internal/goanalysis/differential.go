@@ -37,6 +37,9 @@ type candidate struct {
 	// checkBase says the base must be asked: the flagged line's text is
 	// in the base file too.
 	checkBase bool
+	// needTyped says the candidate stands only where the base package
+	// type-checked (a type error).
+	needTyped bool
 }
 
 // introduced keeps the diagnostics the change introduced (see above); each
@@ -85,6 +88,19 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 				continue
 			}
 		}
+		if d.Analyzer == TypeCheck {
+			// A type error is the change's only where the same package
+			// type-checked here at base: otherwise it is more likely the
+			// review's environment (a build tag, a dependency offline)
+			// than code that does not compile.
+			if f.OldPath == "" || f.Status == change.StatusAdded {
+				continue
+			}
+			cd.checkBase, cd.needTyped = true, true
+			needBase[f.OldPath] = true
+			cands = append(cands, cd)
+			continue
+		}
 		if f.OldPath != "" && f.Status != change.StatusAdded {
 			there, err := atBaseText(f, p.lineText(d.Path, d.Line))
 			if err != nil {
@@ -128,7 +144,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 		}
 	}
 	cands = slices.DeleteFunc(cands, func(cd candidate) bool {
-		return cd.checkBase && cd.cause != "" && !comparable[cd.Path]
+		return cd.checkBase && (cd.cause != "" || cd.needTyped) && !comparable[cd.Path]
 	})
 	atBase := map[string]int{}
 	for _, d := range bds {

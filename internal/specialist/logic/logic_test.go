@@ -224,3 +224,36 @@ func Read(p string) ([]byte, error) {
 		t.Errorf("close finding = %+v, want line 20 caused by the deleted close", f)
 	}
 }
+
+// A type error the change makes in a package that type-checked at base is
+// a finding; one in a package that did not type-check at base either (a
+// build tag, a dependency the review cannot reach) is not: the review's
+// environment is the likelier cause.
+func TestReviewTypeErrors(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/te"),
+		"ok/ok.go":   "package ok\n\nfunc N() int { return 1 }\n",
+		"env/env.go": "package env\n\nimport \"example.com/unreachable/x\"\n\nvar _ = x.Y\n\nfunc N() int { return 1 }\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"ok/ok.go":   "package ok\n\nfunc N() int { return \"one\" }\n",
+		"env/env.go": "package env\n\nimport \"example.com/unreachable/x\"\n\nvar _ = x.Y\n\nfunc N() int { return \"one\" }\n",
+	})
+	head := r.Commit("head")
+	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Rule == "go:typecheck" {
+			got = append(got, fmt.Sprintf("%s:%d", f.Path, f.Line))
+		}
+	}
+	if len(got) != 1 || got[0] != "ok/ok.go:3" {
+		t.Fatalf("type-check findings %v, want only ok/ok.go:3", got)
+	}
+}
