@@ -456,8 +456,20 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 			}
 		}
 	}
-	votes := map[string]int{}
+	// The changed files and the others of their packages: an unchanged
+	// file may be the one importing the tree's own packages.
+	changedDirs := map[string]bool{}
 	for _, p := range s.files {
+		changedDirs[path.Dir(p)] = true
+	}
+	var read []string
+	for _, p := range all {
+		if changedDirs[path.Dir(p)] && strings.HasSuffix(p, ".go") && len(read) < 200 {
+			read = append(read, p)
+		}
+	}
+	votes := map[string]int{}
+	for _, p := range read {
 		src, err := c.ReadFileAt(ctx, s.rev, p)
 		if err != nil {
 			continue
