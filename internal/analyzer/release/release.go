@@ -165,11 +165,13 @@ var closers = map[string]string{
 	"net/http.Response": "Body.Close",
 }
 
-// readers take a response body to read it, not to own it.
+// readers take a resource to read it (or copy it), not to own it.
 var readers = map[string]bool{
 	"io.ReadAll": true, "io/ioutil.ReadAll": true, "io.Copy": true, "io.CopyN": true,
 	"encoding/json.NewDecoder": true, "encoding/xml.NewDecoder": true,
 	"bufio.NewReader": true, "bufio.NewScanner": true, "io.LimitReader": true,
+	// These duplicate the file's descriptor: the file must still be closed.
+	"net.FileListener": true, "net.FileConn": true, "net.FilePacketConn": true,
 }
 
 func closerOf(t types.Type) string {

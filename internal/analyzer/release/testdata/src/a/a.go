@@ -3,7 +3,9 @@ package a
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -125,4 +127,15 @@ func consume(f *os.File) {}
 func pass(p string) {
 	f, _ := os.Open(p)
 	consume(f)
+}
+
+func listenFd(fd int) (net.Listener, error) {
+	f := os.NewFile(uintptr(fd), fmt.Sprintf("fd@%d", fd)) // want `f is never closed`
+	return net.FileListener(f)
+}
+
+func listenFdOK(fd int) (net.Listener, error) {
+	f := os.NewFile(uintptr(fd), "fd")
+	defer f.Close()
+	return net.FileListener(f)
 }
