@@ -5,6 +5,8 @@ package logic
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -178,8 +180,33 @@ func (l *Logic) Name() string { return specialist.Logic }
 // There are no syntax-only logic checks: when the packages cannot be
 // type-checked the specialist finds nothing rather than guess.
 func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	return l.loader.Findings(ctx, c, specialist.CategoryLogic, l.analyzers, nil, func(d goanalysis.Diagnostic) (string, string, bool) {
+	fs, err := l.loader.Findings(ctx, c, specialist.CategoryLogic, l.analyzers, nil, func(d goanalysis.Diagnostic) (string, string, bool) {
 		r, ok := l.rules[d.Analyzer]
 		return r.rule, r.severity, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	return oneLostCancel(fs), nil
+}
+
+// returnWithoutCancel is lostcancel's second report of one leak, on each
+// return that may skip the cancel defined on the line it names.
+var returnWithoutCancel = regexp.MustCompile(`^this return statement may be reached without using the cancel var defined on line (\d+)$`)
+
+// oneLostCancel keeps one finding per leaked cancel: lostcancel reports
+// the leak where the cancel is defined and again at each return that
+// skips it; the reader needs the first (on real code the others were
+// judged noise).
+func oneLostCancel(fs []specialist.Finding) []specialist.Finding {
+	defined := map[string]bool{}
+	for _, f := range fs {
+		if f.Rule == "go-vet:lostcancel" && !returnWithoutCancel.MatchString(f.Headline) {
+			defined[fmt.Sprintf("%s:%d", f.Path, f.Line)] = true
+		}
+	}
+	return slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+		m := returnWithoutCancel.FindStringSubmatch(f.Headline)
+		return f.Rule == "go-vet:lostcancel" && m != nil && defined[f.Path+":"+m[1]]
 	})
 }

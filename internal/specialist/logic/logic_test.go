@@ -157,6 +157,9 @@ func atoi(s string) (int, error) { return len(s), nil }
 	if !ok || lc.Line != 9 || !strings.Contains(lc.Cause, "`defer cancel()`") || !strings.Contains(lc.Body, "defer cancel()") {
 		t.Errorf("lostcancel = %+v, want it on line 9 caused by the deleted `defer cancel()`", lc)
 	}
+	if _, ok := got["go-vet:lostcancel:15"]; ok {
+		t.Errorf("lostcancel reported the one leak twice (also at the return on line 15)")
+	}
 	if f, ok := got["staticcheck:SA4006:24"]; !ok || f.Line != 24 || !strings.Contains(f.Cause, "if err != nil") {
 		t.Errorf("SA4006 = %+v, want the unused err on line 20 caused by the deleted check", f)
 	}

@@ -93,5 +93,31 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 		}
 		return a.Line - b.Line
 	})
-	return specialist.OnChangedLines(c, out), nil
+	return specialist.OnChangedLines(c, taintAfterBuild(out)), nil
+}
+
+// taintAfterBuild drops a G701 (tainted SQL) that follows, within a few
+// lines of one file, an SQL finding on the line that built the query: the
+// same problem at its sink. On real code every such G701 repeated the
+// finding above it.
+func taintAfterBuild(fs []specialist.Finding) []specialist.Finding {
+	const near = 5
+	built := map[string][]int{}
+	for _, f := range fs {
+		switch f.Rule {
+		case "quorum:sql-injection", "gosec:G201", "gosec:G202":
+			built[f.Path] = append(built[f.Path], f.Line)
+		}
+	}
+	return slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+		if f.Rule != "gosec:G701" {
+			return false
+		}
+		for _, l := range built[f.Path] {
+			if l <= f.Line && f.Line-l <= near {
+				return true
+			}
+		}
+		return false
+	})
 }
