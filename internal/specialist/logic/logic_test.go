@@ -260,3 +260,51 @@ func TestReviewTypeErrors(t *testing.T) {
 		t.Fatalf("type-check findings %v, want only ok/ok.go:3", got)
 	}
 }
+
+// A deleted error check is reported on the bare call left behind; a bare
+// call the change adds without deleting a check is not (some repositories
+// drop their own errors on purpose).
+func TestReviewDeletedErrorCheck(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	src := `package acc
+
+import "log"
+
+type Account struct{}
+
+// AddMappings adds mappings.
+func (a *Account) AddMappings(sub string) error { return nil }
+
+// Update updates the account.
+func Update(a *Account, sub string) {
+	if err := a.AddMappings(sub); err != nil {
+		log.Printf("mappings: %v", err)
+	}
+}
+
+// Other does more.
+func Other(a *Account) {
+	log.Print("other")
+}
+`
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/acc"), "acc.go": src})
+	base := r.Commit("base")
+	src = strings.Replace(src, "\tif err := a.AddMappings(sub); err != nil {\n\t\tlog.Printf(\"mappings: %v\", err)\n\t}\n", "\ta.AddMappings(sub)\n", 1)
+	src = strings.Replace(src, "\tlog.Print(\"other\")\n", "\tlog.Print(\"other\")\n\ta.AddMappings(\"x\")\n", 1)
+	r.Write(map[string]string{"acc.go": src})
+	head := r.Commit("head")
+	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, f := range fs {
+		if f.Rule == "quorum:dropped-error" {
+			lines = append(lines, f.Line)
+		}
+	}
+	if len(lines) != 1 || lines[0] != 12 {
+		t.Fatalf("dropped-error findings on lines %v, want only the deleted check's call on line 12", lines)
+	}
+}

@@ -1,0 +1,13 @@
+package droppederror_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/quorum-review/quorum/internal/analyzer/droppederror"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), droppederror.Analyzer, "example.com/app/store")
+}

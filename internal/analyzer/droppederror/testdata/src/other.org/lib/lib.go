@@ -1,0 +1,3 @@
+package lib
+
+func Do() error { return nil }
