@@ -186,61 +186,60 @@ func (l *Logic) Name() string { return specialist.Logic }
 // There are no syntax-only logic checks: when the packages cannot be
 // type-checked the specialist finds nothing rather than guess.
 func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		files[f.Path()] = f
+	}
 	fs, err := l.loader.Findings(ctx, c, specialist.CategoryLogic, l.analyzers, nil, func(d goanalysis.Diagnostic) (string, string, bool) {
 		r, ok := l.rules[d.Analyzer]
+		if ok && d.Analyzer == droppederror.Analyzer {
+			// Decided here, before the differential step, so that
+			// no base is loaded for a finding that cannot stand.
+			m := droppedBy.FindStringSubmatch(d.Message)
+			ok = m != nil && deletedCheckNear(files[d.Path], d.Line, m[1])
+		}
 		return r.rule, r.severity, ok
 	})
 	if err != nil {
 		return nil, err
 	}
-	return checkDeleted(c, oneLostCancel(fs)), nil
+	return oneLostCancel(fs), nil
 }
 
 // droppedBy is the dropped-error headline, naming the function.
 var droppedBy = regexp.MustCompile(`^the error returned by (\w+) is dropped`)
 
-// checkDeleted keeps a dropped-error finding only where the change deleted
-// a check of that call's error nearby (a deleted line within three of it
-// that calls the function and names err): some repositories drop their
-// own errors on purpose by the hundred (nats-server: 375 such calls), and
-// new code there is written the same way; a check taken away is the bug.
-func checkDeleted(c *change.Change, fs []specialist.Finding) []specialist.Finding {
-	files := map[string]*change.File{}
-	for _, f := range c.Files {
-		files[f.Path()] = f
+// deletedCheckNear reports whether the change deleted, within three lines
+// of line, a line that calls fn and names err: a dropped-error finding is
+// kept only there. Some repositories drop their own errors on purpose by
+// the hundred (nats-server: 375 such calls), and new code there is written
+// the same way; a check taken away is the bug.
+func deletedCheckNear(file *change.File, line int, fn string) bool {
+	if file == nil {
+		return false
 	}
-	return slices.DeleteFunc(fs, func(f specialist.Finding) bool {
-		m := droppedBy.FindStringSubmatch(f.Headline)
-		if f.Rule != "quorum:dropped-error" || m == nil {
-			return false
-		}
-		file := files[f.Path]
-		if file == nil {
-			return true
-		}
-		for _, h := range file.Hunks {
-			next := h.NewStart
-			for i, l := range h.Lines {
-				if l.Kind != change.KindDeleted {
-					if l.NewNumber > 0 {
-						next = l.NewNumber + 1
-					}
-					continue
+	for _, h := range file.Hunks {
+		next := h.NewStart
+		for i, l := range h.Lines {
+			if l.Kind != change.KindDeleted {
+				if l.NewNumber > 0 {
+					next = l.NewNumber + 1
 				}
-				at := next
-				for _, n := range h.Lines[i+1:] {
-					if n.Kind != change.KindDeleted {
-						at = n.NewNumber
-						break
-					}
-				}
-				if at >= f.Line-3 && at <= f.Line+3 && strings.Contains(l.Text, m[1]+"(") && strings.Contains(l.Text, "err") {
-					return false
+				continue
+			}
+			at := next
+			for _, n := range h.Lines[i+1:] {
+				if n.Kind != change.KindDeleted {
+					at = n.NewNumber
+					break
 				}
 			}
+			if at >= line-3 && at <= line+3 && strings.Contains(l.Text, fn+"(") && strings.Contains(l.Text, "err") {
+				return true
+			}
 		}
-		return true
-	})
+	}
+	return false
 }
 
 // returnWithoutCancel is lostcancel's second report of one leak, on each
