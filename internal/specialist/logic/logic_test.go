@@ -68,10 +68,7 @@ func TestReviewPlanted(t *testing.T) {
 // deleted line named; what was already there at base is not.
 func TestReviewDifferential(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{
-		"go.mod": goanalysistest.GoMod("example.com/diff"),
-		"svc.go": `package svc
+	src := `package svc
 
 import (
 	"context"
@@ -106,48 +103,11 @@ func Parse(s string) (n int, err error) {
 func check(int) error { return nil }
 
 func atoi(s string) (int, error) { return len(s), nil }
-`,
-	})
-	base := r.Commit("base")
-	r.Write(map[string]string{
-		"svc.go": `package svc
-
-import (
-	"context"
-	"time"
-)
-
-func Wait(ctx context.Context, d time.Duration, quick bool) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	if quick {
-		cancel()
-		return nil
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func Old(ctx context.Context) {
-	ctx, _ = context.WithCancel(ctx)
-	_ = ctx // touched
-}
-
-func Parse(s string) (n int, err error) {
-	n, err = atoi(s)
-	err = check(n)
-	return n, err
-}
-
-func check(int) error { return nil }
-
-func atoi(s string) (int, error) { return len(s), nil }
-`,
-	})
-	head := r.Commit("head")
-	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
+`
+	head := strings.Replace(src, "\tdefer cancel()\n", "", 1)
+	head = strings.Replace(head, "\t_ = ctx\n}", "\t_ = ctx // touched\n}", 1)
+	head = strings.Replace(head, "\tif err != nil {\n\t\treturn 0, err\n\t}\n", "", 1)
+	fs := reviewChange(t, "example.com/diff", map[string]string{"svc.go": src}, map[string]string{"svc.go": head})
 	got := map[string]specialist.Finding{}
 	for _, f := range fs {
 		t.Logf("%s:%d %s %q cause %q", f.Path, f.Line, f.Rule, f.Headline, f.Cause)
@@ -174,7 +134,6 @@ func atoi(s string) (int, error) { return len(s), nil }
 // release analyzer names, with the deleted line as its cause.
 func TestReviewDeletedRelease(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
 	src := `package svc
 
 import (
@@ -203,16 +162,10 @@ func Read(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 `
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/rel"), "svc.go": src})
-	base := r.Commit("base")
-	src = strings.Replace(src, "\tdefer c.mu.Unlock()\n", "", 1)
-	src = strings.Replace(src, "\tdefer f.Close()\n", "", 1)
-	r.Write(map[string]string{"svc.go": src})
-	head := r.Commit("head")
-	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
+	head := src
+	head = strings.Replace(head, "\tdefer c.mu.Unlock()\n", "", 1)
+	head = strings.Replace(head, "\tdefer f.Close()\n", "", 1)
+	fs := reviewChange(t, "example.com/rel", map[string]string{"svc.go": src}, map[string]string{"svc.go": head})
 	got := map[int]specialist.Finding{}
 	for _, f := range fs {
 		t.Logf("%s:%d %s %q cause %q", f.Path, f.Line, f.Rule, f.Headline, f.Cause)
@@ -234,22 +187,13 @@ func Read(p string) ([]byte, error) {
 // environment is the likelier cause.
 func TestReviewTypeErrors(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{
-		"go.mod":     goanalysistest.GoMod("example.com/te"),
+	fs := reviewChange(t, "example.com/te", map[string]string{
 		"ok/ok.go":   "package ok\n\nfunc N() int { return 1 }\n",
 		"env/env.go": "package env\n\nimport \"example.com/unreachable/x\"\n\nvar _ = x.Y\n\nfunc N() int { return 1 }\n",
-	})
-	base := r.Commit("base")
-	r.Write(map[string]string{
+	}, map[string]string{
 		"ok/ok.go":   "package ok\n\nfunc N() int { return \"one\" }\n",
 		"env/env.go": "package env\n\nimport \"example.com/unreachable/x\"\n\nvar _ = x.Y\n\nfunc N() int { return \"one\" }\n",
 	})
-	head := r.Commit("head")
-	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
 	for _, f := range fs {
 		if f.Rule == "go:typecheck" {
@@ -266,7 +210,6 @@ func TestReviewTypeErrors(t *testing.T) {
 // drop their own errors on purpose).
 func TestReviewDeletedErrorCheck(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
 	src := `package acc
 
 import "log"
@@ -288,16 +231,10 @@ func Other(a *Account) {
 	log.Print("other")
 }
 `
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/acc"), "acc.go": src})
-	base := r.Commit("base")
-	src = strings.Replace(src, "\tif err := a.AddMappings(sub); err != nil {\n\t\tlog.Printf(\"mappings: %v\", err)\n\t}\n", "\ta.AddMappings(sub)\n", 1)
-	src = strings.Replace(src, "\tlog.Print(\"other\")\n", "\tlog.Print(\"other\")\n\ta.AddMappings(\"x\")\n", 1)
-	r.Write(map[string]string{"acc.go": src})
-	head := r.Commit("head")
-	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
+	head := src
+	head = strings.Replace(head, "\tif err := a.AddMappings(sub); err != nil {\n\t\tlog.Printf(\"mappings: %v\", err)\n\t}\n", "\ta.AddMappings(sub)\n", 1)
+	head = strings.Replace(head, "\tlog.Print(\"other\")\n", "\tlog.Print(\"other\")\n\ta.AddMappings(\"x\")\n", 1)
+	fs := reviewChange(t, "example.com/acc", map[string]string{"acc.go": src}, map[string]string{"acc.go": head})
 	var lines []int
 	for _, f := range fs {
 		if f.Rule == "quorum:dropped-error" {
@@ -307,4 +244,21 @@ func Other(a *Account) {
 	if len(lines) != 1 || lines[0] != 12 {
 		t.Fatalf("dropped-error findings on lines %v, want only the deleted check's call on line 12", lines)
 	}
+}
+
+// reviewChange commits base (with a go.mod for module) and then head in a
+// real repository, and returns the logic specialist's review of the change.
+func reviewChange(t *testing.T, module string, base, head map[string]string) []specialist.Finding {
+	t.Helper()
+	r := goanalysistest.NewRepo(t)
+	base["go.mod"] = goanalysistest.GoMod(module)
+	r.Write(base)
+	b := r.Commit("base")
+	r.Write(head)
+	h := r.Commit("head")
+	fs, err := logic.New(goanalysistest.Loader()).Review(context.Background(), r.Change(b, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
