@@ -79,11 +79,17 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 		}
 		cd := candidate{Diagnostic: d}
 		if !changedRange(f, d.Line, d.EndLine) {
-			start, end, ok := p.enclosingFunc(d.Path, d.Line)
-			if !ok {
-				continue
+			cd.cause = p.causeAt(f, d.Line, "this function")
+			// A place the analyzer names with the problem (a caller
+			// that no longer checks) may be where the change is.
+			for _, r := range d.Related {
+				if cd.cause != "" {
+					break
+				}
+				if rf := files[r.Path]; rf != nil {
+					cd.cause = p.causeAt(rf, r.Line, p.funcName(r.Path, r.Line)+" (which leads here)")
+				}
 			}
-			cd.cause = causeIn(f, start, end)
 			if cd.cause == "" {
 				continue
 			}
@@ -157,15 +163,16 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	// The head's own diagnostics that are no candidate (unchanged code)
 	// answer for their base twins first: identical lines elsewhere must
 	// not make a new problem look old.
-	isCand := map[Diagnostic]bool{}
+	id := func(d Diagnostic) string { return fmt.Sprintf("%p\x00%s:%d-%d\x00%s\x00%s", d.Analyzer, d.Path, d.Line, d.EndLine, d.Category, d.Message) }
+	isCand := map[string]bool{}
 	for _, cd := range cands {
-		isCand[cd.Diagnostic] = true
+		isCand[id(cd.Diagnostic)] = true
 	}
 	key := func(d Diagnostic) string {
 		return diagnosticKey(d, d.Path, p.funcName(d.Path, d.Line), p.lineText(d.Path, d.Line))
 	}
 	for _, d := range ds {
-		if !isCand[d] && atBase[key(d)] > 0 {
+		if !isCand[id(d)] && atBase[key(d)] > 0 {
 			atBase[key(d)]--
 		}
 	}
@@ -226,9 +233,9 @@ func changedRange(f *change.File, line, end int) bool {
 }
 
 // causeIn describes what the change did within head lines [start, end] of
-// f: the lines it deleted there, or the lines it added. Empty when it did
-// nothing there.
-func causeIn(f *change.File, start, end int) string {
+// f, the function named fn in the text: the lines it deleted there, or the
+// lines it added. Empty when it did nothing there.
+func causeIn(f *change.File, start, end int, fn string) string {
 	var deleted []change.Line
 	var added []int
 	for _, h := range f.Hunks {
@@ -266,11 +273,21 @@ func causeIn(f *change.File, start, end int) string {
 		if len(deleted) > 3 {
 			more = fmt.Sprintf(" and %d more", len(deleted)-3)
 		}
-		return "the change deleted " + strings.Join(parts, ", ") + more + " of the base in this function"
+		return "the change deleted " + strings.Join(parts, ", ") + more + " of the base in " + fn
 	case len(added) > 0:
-		return fmt.Sprintf("the change to this function at line %d", added[0])
+		return fmt.Sprintf("the change to %s at line %d", fn, added[0])
 	}
 	return ""
+}
+
+// causeAt describes what the change did in the innermost function holding
+// head line of f, named fn in the text, or "" when it did nothing there.
+func (p *Program) causeAt(f *change.File, line int, fn string) string {
+	start, end, ok := p.enclosingFunc(f.NewPath, line)
+	if !ok {
+		return ""
+	}
+	return causeIn(f, start, end, fn)
 }
 
 // enclosingFunc returns the head lines of the innermost function (a

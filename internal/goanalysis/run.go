@@ -34,6 +34,16 @@ type Diagnostic struct {
 	Patch string
 	// FixMessage describes Patch.
 	FixMessage string
+	// Related are other places in the repository the analyzer names as
+	// part of the problem (the callers that no longer check what a
+	// callee uses, say): a change there is a change that caused it.
+	Related []Position
+}
+
+// Position is a line of a file of the repository.
+type Position struct {
+	Path string
+	Line int
 }
 
 // Analyze runs analyzers over the program: typed on the type-checked
@@ -302,6 +312,13 @@ func (p *Program) convert(fset *token.FileSet, a *analysis.Analyzer, d analysis.
 		Line:     pos.Line,
 		EndLine:  max(end, pos.Line),
 		Message:  d.Message,
+	}
+	for _, r := range d.Related {
+		if rp := fset.Position(r.Pos); rp.IsValid() {
+			if path, ok := p.RepoPath(rp.Filename); ok {
+				cd.Related = append(cd.Related, Position{path, rp.Line})
+			}
+		}
 	}
 	for _, fix := range d.SuggestedFixes {
 		if patch, err := p.patch(fset, fix.TextEdits); err == nil && patch != "" {

@@ -2,6 +2,7 @@ package security_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,5 +49,88 @@ func New() int {
 	}
 	if len(lines) != 1 || lines[0] != 13 {
 		t.Fatalf("G404 on lines %v, want only the new one on line 13", lines)
+	}
+}
+
+// A change that deletes the path check in the caller makes the unchanged
+// function that joins the archive entry's name into the path it writes
+// unsafe: the finding is on that join, and its cause names the caller's
+// deleted lines (mholt/archiver's CheckPath, deleted). At base nothing
+// is reported.
+func TestReviewPathCheckDeletedInCaller(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	src := `package extract
+
+import (
+	"archive/tar"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Next extracts the next entry of tr under dest.
+func Next(tr *tar.Reader, dest string) error {
+	hdr, err := tr.Next()
+	if err != nil {
+		return err
+	}
+	if err := checkPath(dest, hdr.Name); err != nil {
+		return fmt.Errorf("checking path traversal attempt: %w", err)
+	}
+	return write(tr, dest, hdr)
+}
+
+func write(r io.Reader, dest string, hdr *tar.Header) error {
+	to := filepath.Join(dest, hdr.Name)
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	_, err = io.Copy(out, r)
+	return err
+}
+
+func checkPath(to, name string) error {
+	dest := filepath.Join(to, name)
+	if !strings.HasPrefix(dest, filepath.Clean(to)+string(os.PathSeparator)) {
+		return fmt.Errorf("illegal file path: %s", name)
+	}
+	return nil
+}
+`
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/extract"), "extract.go": src})
+	base := r.Commit("base")
+	r.Write(map[string]string{"extract.go": strings.Replace(src, `	if err := checkPath(dest, hdr.Name); err != nil {
+		return fmt.Errorf("checking path traversal attempt: %w", err)
+	}
+`, "", 1)})
+	head := r.Commit("head")
+	sec := security.New(goanalysistest.Loader(), nil)
+	fs, err := sec.Review(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Rule == "quorum:path-traversal" {
+			got = append(got, fmt.Sprintf("%d %s", f.Line, f.Cause))
+		}
+	}
+	want := "22 the change deleted line 18 `if err := checkPath(dest, hdr.Name); err != nil {`, line 19 `return fmt.Errorf(\"checking path traversal attempt: %w\", err)`, line 20 `}` of the base in Next (which leads here)"
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("path traversal findings %q, want [%q]", got, want)
+	}
+	// Reviewed the other way, the change adds the check: nothing.
+	if fs, err = sec.Review(context.Background(), r.Change(head, base)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Rule == "quorum:path-traversal" {
+			t.Fatalf("adding the check reported %+v", f)
+		}
 	}
 }

@@ -85,35 +85,48 @@ var taintTwin = map[string]string{
 	"G204": "G702",
 }
 
-// sqlInjectionRule is the rule of the sqlinject analyzer's findings.
-const sqlInjectionRule = "quorum:sql-injection"
+// The rules of quorum's own analyzers.
+const (
+	sqlInjectionRule  = "quorum:sql-injection"
+	pathTraversalRule = "quorum:path-traversal"
+)
 
-// sqlOncePerLine keeps one SQL injection finding per line: gosec's taint
-// rule G701 where it fires (it has followed the data from a real source),
-// else the sqlinject analyzer's, else gosec's G201/G202 (which see only a
-// query built into a variable and run in an assignment or a bare call,
-// but stand where the analyzer is silent).
-func sqlOncePerLine(fs []specialist.Finding) []specialist.Finding {
-	rank := map[string]int{gosecRule("G701"): 3, sqlInjectionRule: 2, gosecRule("G201"): 1, gosecRule("G202"): 1}
-	best := map[string]int{}
-	at := func(f specialist.Finding, l int) string { return f.Path + ":" + strconv.Itoa(l) }
-	for _, f := range fs {
-		for l := f.Line; l <= max(f.Line, f.EndLine); l++ {
-			best[at(f, l)] = max(best[at(f, l)], rank[f.Rule])
-		}
-	}
-	return slices.DeleteFunc(fs, func(f specialist.Finding) bool {
-		r := rank[f.Rule]
-		if r == 0 {
-			return false
-		}
-		for l := f.Line; l <= max(f.Line, f.EndLine); l++ {
-			if best[at(f, l)] > r {
-				return true
+// onePerLine are the rules that find one problem, by rank: where several
+// fire on a line, the highest stands. For SQL injection that is gosec's
+// taint rule G701 (it has followed the data from a real source), else the
+// sqlinject analyzer, else gosec's G201/G202 (which see only a query
+// built into a variable and run in an assignment or a bare call, but
+// stand where the analyzer is silent). For path traversal: G703 (taint),
+// else the pathtraversal analyzer, else G305.
+var onePerLine = []map[string]int{
+	{gosecRule("G701"): 3, sqlInjectionRule: 2, gosecRule("G201"): 1, gosecRule("G202"): 1},
+	{gosecRule("G703"): 3, pathTraversalRule: 2, gosecRule("G305"): 1},
+}
+
+// oncePerLine keeps one finding per line of each group of onePerLine.
+func oncePerLine(fs []specialist.Finding) []specialist.Finding {
+	for _, rank := range onePerLine {
+		best := map[string]int{}
+		at := func(f specialist.Finding, l int) string { return f.Path + ":" + strconv.Itoa(l) }
+		for _, f := range fs {
+			for l := f.Line; l <= max(f.Line, f.EndLine); l++ {
+				best[at(f, l)] = max(best[at(f, l)], rank[f.Rule])
 			}
 		}
-		return false
-	})
+		fs = slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+			r := rank[f.Rule]
+			if r == 0 {
+				return false
+			}
+			for l := f.Line; l <= max(f.Line, f.EndLine); l++ {
+				if best[at(f, l)] > r {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	return fs
 }
 
 // gosecAnalyzer runs gosec's rules (AST) and analyzers (SSA) on one

@@ -1,7 +1,8 @@
 // Package security is the built-in security specialist: secrets in the
 // lines a change adds (any file type, through internal/secrets and
 // gitleaks' rules) and, for Go, gosec's rules and quorum's SQL injection
-// analyzer (internal/analyzer/sqlinject) on the changed packages.
+// and path traversal analyzers (internal/analyzer/sqlinject,
+// internal/analyzer/pathtraversal) on the changed packages.
 package security
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/quorum-review/quorum/internal/analyzer/pathtraversal"
 	"github.com/quorum-review/quorum/internal/analyzer/sqlinject"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
@@ -24,6 +26,9 @@ type SecretScanner interface {
 }
 
 var _ SecretScanner = (*secrets.Scanner)(nil)
+
+// goAnalyzers are the security specialist's Go analyzers.
+var goAnalyzers = []*analysis.Analyzer{gosecAnalyzer, sqlinject.Analyzer, pathtraversal.Analyzer}
 
 // Security is the security specialist. It is safe for concurrent use.
 type Security struct {
@@ -41,7 +46,7 @@ func New(loader *goanalysis.Loader, scanner SecretScanner) *Security {
 	if loader == nil {
 		loader = goanalysis.NewLoader(goanalysis.Config{})
 	}
-	loader.Register(gosecAnalyzer, sqlinject.Analyzer)
+	loader.Register(goAnalyzers...)
 	return &Security{loader: loader, secrets: scanner}
 }
 
@@ -70,10 +75,13 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 		}
 		out = append(out, fs...)
 	}
-	fs, err := s.loader.Findings(ctx, c, specialist.CategorySecurity, []*analysis.Analyzer{gosecAnalyzer, sqlinject.Analyzer}, nil,
+	fs, err := s.loader.Findings(ctx, c, specialist.CategorySecurity, goAnalyzers, nil,
 		func(d goanalysis.Diagnostic) (string, string, bool) {
-			if d.Analyzer == sqlinject.Analyzer {
+			switch d.Analyzer {
+			case sqlinject.Analyzer:
 				return sqlInjectionRule, specialist.SeverityHigh, true
+			case pathtraversal.Analyzer:
+				return pathTraversalRule, specialist.SeverityHigh, true
 			}
 			sev, ok := gosecSeverity[d.Category]
 			return gosecRule(d.Category), sev, ok
@@ -81,7 +89,7 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, sqlOncePerLine(fs)...)
+	out = append(out, oncePerLine(fs)...)
 	// Secrets and gosec findings are each in file order already; keep
 	// one order for the whole.
 	slices.SortStableFunc(out, func(a, b specialist.Finding) int {

@@ -1,0 +1,13 @@
+package pathtraversal_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/quorum-review/quorum/internal/analyzer/pathtraversal"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), pathtraversal.Analyzer, "a")
+}
