@@ -42,9 +42,12 @@ type candidate struct {
 	needTyped bool
 }
 
-// introduced keeps the diagnostics the change introduced (see above); each
-// off the added lines carries its cause.
-func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, ds []Diagnostic, analyzers []*analysis.Analyzer) ([]candidate, error) {
+// introduced keeps the diagnostics ds the change introduced (see above);
+// each off the added lines carries its cause. all are every diagnostic
+// of the analyzers at head, ds among them: the base's are matched against
+// all of them, so a twin the specialist does not report (a classification
+// that needs the change's own evidence) still answers for its own.
+func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, ds, all []Diagnostic, analyzers []*analysis.Analyzer) ([]candidate, error) {
 	files := map[string]*change.File{}
 	for _, f := range c.Files {
 		if f.NewPath != "" && f.Status != change.StatusDeleted {
@@ -163,7 +166,9 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	// The head's own diagnostics that are no candidate (unchanged code)
 	// answer for their base twins first: identical lines elsewhere must
 	// not make a new problem look old.
-	id := func(d Diagnostic) string { return fmt.Sprintf("%p\x00%s:%d-%d\x00%s\x00%s", d.Analyzer, d.Path, d.Line, d.EndLine, d.Category, d.Message) }
+	id := func(d Diagnostic) string {
+		return fmt.Sprintf("%p\x00%s:%d-%d\x00%s\x00%s", d.Analyzer, d.Path, d.Line, d.EndLine, d.Category, d.Message)
+	}
 	isCand := map[string]bool{}
 	for _, cd := range cands {
 		isCand[id(cd.Diagnostic)] = true
@@ -171,7 +176,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	key := func(d Diagnostic) string {
 		return diagnosticKey(d, d.Path, p.funcName(d.Path, d.Line), p.lineText(d.Path, d.Line))
 	}
-	for _, d := range ds {
+	for _, d := range all {
 		if !isCand[id(d)] && atBase[key(d)] > 0 {
 			atBase[key(d)]--
 		}

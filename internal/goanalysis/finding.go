@@ -67,7 +67,7 @@ func (l *Loader) Findings(ctx context.Context, c *change.Change, category string
 			kept = append(kept, d)
 		}
 	}
-	cands, err := l.introduced(ctx, c, prog, kept, typed)
+	cands, err := l.introduced(ctx, c, prog, kept, ds, typed)
 	if err != nil {
 		return nil, err
 	}

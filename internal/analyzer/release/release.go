@@ -49,6 +49,7 @@ const (
 
 func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
+	unlocks := indexUnlockers(pass.TypesInfo, pass.Files)
 	ins.Preorder([]ast.Node{(*ast.FuncDecl)(nil)}, func(n ast.Node) {
 		fd := n.(*ast.FuncDecl)
 		if fd.Body == nil || locksByName(fd.Name.Name) {
@@ -60,6 +61,8 @@ func run(pass *analysis.Pass) (any, error) {
 			return
 		}
 		checkLocks(pass, fd.Body)
+		checkLockPaths(pass, fd.Body, fd.Type.Results, unlocks)
+		checkCleanupPaths(pass, fd.Body, fd.Type.Results)
 		checkResources(pass, fd.Body)
 	})
 	return nil, nil

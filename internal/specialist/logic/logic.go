@@ -45,6 +45,7 @@ import (
 	"honnef.co/go/tools/staticcheck"
 
 	"github.com/quorum-review/quorum/internal/analyzer/droppederror"
+	"github.com/quorum-review/quorum/internal/analyzer/printnewline"
 	"github.com/quorum-review/quorum/internal/analyzer/release"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
@@ -173,6 +174,11 @@ func New(loader *goanalysis.Loader) *Logic {
 	l.analyzers = append(l.analyzers, droppederror.Analyzer)
 	l.rules[droppederror.Analyzer] = classified{"quorum:dropped-error", specialist.SeverityMedium}
 	loader.Register(droppederror.Analyzer)
+	// The redundant newline of a Println-style call, which vet's printf
+	// pass of the x/tools we pin no longer reports.
+	l.analyzers = append(l.analyzers, printnewline.Analyzer)
+	l.rules[printnewline.Analyzer] = classified{"quorum:print-newline", specialist.SeverityLow}
+	loader.Register(printnewline.Analyzer)
 	// A change that does not compile is told so, where it does not.
 	l.analyzers = append(l.analyzers, goanalysis.TypeCheck)
 	l.rules[goanalysis.TypeCheck] = classified{"go:typecheck", specialist.SeverityHigh}
@@ -196,7 +202,17 @@ func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Find
 			// Decided here, before the differential step, so that
 			// no base is loaded for a finding that cannot stand.
 			m := droppedBy.FindStringSubmatch(d.Message)
-			ok = m != nil && deletedCheckNear(files[d.Path], d.Line, m[1])
+			ok = m != nil && deletedNear(files[d.Path], d.Line, func(text string) bool {
+				return strings.Contains(text, m[1]+"(") && strings.Contains(text, "err")
+			})
+		}
+		if ok && d.Analyzer == release.Analyzer && d.Category == release.CategoryCleanup {
+			// Which returns need the cleanup only the change tells:
+			// the one it took away.
+			m := skipsCleanup.FindStringSubmatch(d.Message)
+			ok = m != nil && deletedNear(files[d.Path], d.Line, func(text string) bool {
+				return strings.Contains(text, m[1]+"(")
+			})
 		}
 		return r.rule, r.severity, ok
 	})
@@ -209,12 +225,17 @@ func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Find
 // droppedBy is the dropped-error headline, naming the function.
 var droppedBy = regexp.MustCompile(`^the error returned by (\w+) is dropped`)
 
-// deletedCheckNear reports whether the change deleted, within three lines
-// of line, a line that calls fn and names err: a dropped-error finding is
-// kept only there. Some repositories drop their own errors on purpose by
-// the hundred (nats-server: 375 such calls), and new code there is written
-// the same way; a check taken away is the bug.
-func deletedCheckNear(file *change.File, line int, fn string) bool {
+// skipsCleanup is the skipped-cleanup headline, naming the call.
+var skipsCleanup = regexp.MustCompile(`^this error return skips (\w+\.\w+)\(\)`)
+
+// deletedNear reports whether the change deleted, within three lines of
+// line, a line that is (per is) what a finding there is about. A
+// dropped-error finding is kept only where a deleted line called the
+// function and named err: some repositories drop their own errors on
+// purpose by the hundred (nats-server: 375 such calls), and new code there
+// is written the same way; a check taken away is the bug. A skipped
+// cleanup likewise stands only where the cleanup was taken away.
+func deletedNear(file *change.File, line int, is func(text string) bool) bool {
 	if file == nil {
 		return false
 	}
@@ -234,7 +255,7 @@ func deletedCheckNear(file *change.File, line int, fn string) bool {
 					break
 				}
 			}
-			if at >= line-3 && at <= line+3 && strings.Contains(l.Text, fn+"(") && strings.Contains(l.Text, "err") {
+			if at >= line-3 && at <= line+3 && is(l.Text) {
 				return true
 			}
 		}

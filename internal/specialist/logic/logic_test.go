@@ -181,6 +181,90 @@ func Read(p string) ([]byte, error) {
 	}
 }
 
+// A release deleted from one error path while the other paths keep
+// theirs is reported on that path's return, with the deleted line as the
+// cause: an Unlock (nats-server's isConsumerHealthy) and a cleanup
+// (go-sql-driver/mysql's Connect, whose other returns read
+// `return nil, err` too, word for word). The returns that never had the
+// cleanup are not reported.
+func TestReviewReleaseDeletedOnErrorPath(t *testing.T) {
+	t.Parallel()
+	src := `package conn
+
+import (
+	"errors"
+	"sync"
+)
+
+type Conn struct{ n int }
+
+func (c *Conn) cleanup()         {}
+func (c *Conn) watch() error     { return nil }
+func (c *Conn) handshake() error { return nil }
+func (c *Conn) auth() error      { return nil }
+
+func validate(n int) error { return nil }
+
+// Connect connects.
+func Connect(n int) (*Conn, error) {
+	c := &Conn{n: n}
+	if err := validate(n); err != nil {
+		return nil, err
+	}
+	c.n++
+	c.n *= 2
+	c.n--
+	c.n /= 2
+	if err := c.watch(); err != nil {
+		c.cleanup()
+		return nil, err
+	}
+	if err := c.handshake(); err != nil {
+		c.cleanup()
+		return nil, err
+	}
+	if err := c.auth(); err != nil {
+		c.cleanup()
+		return nil, err
+	}
+	return c, nil
+}
+
+type Registry struct {
+	mu    sync.RWMutex
+	conns map[string]*Conn
+}
+
+// Healthy reports whether name is healthy.
+func (r *Registry) Healthy(name string) error {
+	r.mu.RLock()
+	c := r.conns[name]
+	if c == nil {
+		r.mu.RUnlock()
+		return errors.New("missing")
+	}
+	r.mu.RUnlock()
+	return nil
+}
+`
+	head := strings.Replace(src, "\tif err := c.watch(); err != nil {\n\t\tc.cleanup()\n", "\tif err := c.watch(); err != nil {\n", 1)
+	head = strings.Replace(head, "\tif c == nil {\n\t\tr.mu.RUnlock()\n", "\tif c == nil {\n", 1)
+	fs := reviewChange(t, "example.com/conn", map[string]string{"conn.go": src}, map[string]string{"conn.go": head})
+	var got []string
+	for _, f := range fs {
+		if f.Rule == "quorum:release" {
+			got = append(got, fmt.Sprintf("%d %s", f.Line, f.Cause))
+		}
+	}
+	want := []string{
+		"28 the change deleted line 28 `c.cleanup()` of the base in this function",
+		"51 the change deleted line 52 `r.mu.RUnlock()` of the base in this function",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("release findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A type error the change makes in a package that type-checked at base is
 // a finding; one in a package that did not type-check at base either (a
 // build tag, a dependency the review cannot reach) is not: the review's

@@ -43,6 +43,10 @@ type skipRule struct {
 	// which may stand under a condition; decorators and x-prefixed tests
 	// always skip.
 	imperative bool
+	// helper marks a skip helper of the project's own
+	// (pgxtest.SkipCockroachDB(t, …)): it skips under a condition its
+	// name tells.
+	helper bool
 }
 
 var (
@@ -73,6 +77,7 @@ var ecosystems = []*ecosystem{
 		testDecl: regexp.MustCompile(`^\s*func\s+(?P<name>(Test|Fuzz)(\w*))\s*\(`),
 		skips: []skipRule{
 			{re: regexp.MustCompile(`(\b[tbf]b?|\bT\(\))\.(Skip|SkipNow|Skipf)\(`), imperative: true},
+			{re: regexp.MustCompile(`(^|[^\w.]|\b\w+\.)[Ss]kip(If|Unless|On|When|For)?[A-Z_]\w*\(\s*(t|b|tb)\s*[,)]`), imperative: true, helper: true},
 		},
 		assert:     regexp.MustCompile(`\b(t|b|tb|tt|f)\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|\b(assert|require)\.[A-Z]\w*\(`),
 		sourceDecl: regexp.MustCompile(`^\s*func\s+(\([^)]*\)\s*)?(?P<name>\w+)\s*[\[(]`),

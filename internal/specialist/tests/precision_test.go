@@ -274,3 +274,33 @@ func TestGoDelegatingExportIsClean(t *testing.T) {
 	fs, _, files := runReview(t, nil, goBase(), head)
 	check(t, fs, files, want{"calc/calc.go", "func Twice", RuleUntestedExport, "low"})
 }
+
+// A skip helper of the project's own added to a test that ran before
+// (pgx's pgxtest.SkipCockroachDB(t, conn, "…")) is a skip, conditional by
+// its name; a helper that merely mentions skipping in another argument
+// position, or a t.Skip mentioned in a string, is not.
+func TestGoSkipHelperAddedIsReported(t *testing.T) {
+	t.Parallel()
+	head := strings.Replace(goCalcTest, "func TestAddZero(t *testing.T) {\n",
+		"func TestAddZero(t *testing.T) {\n\ttestutil.SkipCockroachDB(t, conn, \"known server issue\")\n\tlog(\"skipIf(t) is not called here\")\n\tskipper.Run(ctx, t)\n", 1)
+	fs, _, files := runReview(t, nil, goBase(), map[string]string{"calc/calc_test.go": head})
+	check(t, fs, files, want{"calc/calc_test.go", `testutil.SkipCockroachDB(t, conn, "known server issue")`, RuleSkipAdded, "low"})
+}
+
+// A helper call or an assertion of a test commented out (shiori's
+// `// testSqliteGetBookmarksWithDash(t)`) no longer runs; a debug print
+// commented out, or a comment that is not a deleted line, is no loss.
+func TestGoTestCodeCommentedOutIsReported(t *testing.T) {
+	t.Parallel()
+	base := strings.Replace(goCalcTest, "func TestAddZero(t *testing.T) {\n",
+		"func TestAddZero(t *testing.T) {\n\tcheckDash(t)\n\tfmt.Println(\"debug\")\n", 1)
+	head := strings.Replace(goCalcTest, "func TestAddZero(t *testing.T) {\n",
+		"func TestAddZero(t *testing.T) {\n\t// checkDash(t)\n\t// fmt.Println(\"debug\")\n\t// checkOther(t)\n", 1)
+	head = strings.Replace(head, "\t\tt.Fatalf(\"Add(0, 0) = %d\", got)\n", "\t\t// t.Fatalf(\"Add(0, 0) = %d\", got)\n", 1)
+	b := goBase()
+	b["calc/calc_test.go"] = base
+	fs, _, files := runReview(t, nil, b, map[string]string{"calc/calc_test.go": head})
+	check(t, fs, files,
+		want{"calc/calc_test.go", "// checkDash(t)", RuleCommentedOut, "medium"},
+		want{"calc/calc_test.go", "// t.Fatalf(\"Add(0, 0) = %d\", got)", RuleAssertionRemoved, "medium"})
+}

@@ -41,6 +41,7 @@ const (
 	RuleSkipAdded        = "quorum:test-skip-added"
 	RuleAssertionRemoved = "quorum:assertion-removed"
 	RuleUntestedExport   = "quorum:untested-export"
+	RuleCommentedOut     = "quorum:test-commented-out"
 )
 
 // Thresholds of the untested-change check: fewer added lines of logic are
@@ -75,6 +76,7 @@ func (s *Specialist) Review(ctx context.Context, c *change.Change) ([]specialist
 		r.skips(x)
 		r.deletedTests(x)
 		r.removedAssertions(x)
+		r.commentedOut(x)
 	}
 	untested, err := r.untestedChanges()
 	if err != nil {
@@ -350,6 +352,72 @@ func (r *review) add(f specialist.Finding) {
 	r.findings = append(r.findings, f)
 }
 
+// reTestHandle matches a Go call given the test's handle: a helper that
+// checks or runs part of the test (testGetWithDash(t), check(t, …)).
+var reTestHandle = regexp.MustCompile(`\w\(\s*(t|b|tb|f)\s*[,)]`)
+
+// commentedOut finds test code the change comments out: a call given the
+// test's handle (a helper that checks or runs part of the test) deleted
+// and added back as a comment in the same hunk. The test stays and
+// passes, and that part of it is gone. (Go's handle; an assertion
+// commented out is found by removedAssertions in every language.)
+func (r *review) commentedOut(x *file) {
+	if x.eco.name != "go" {
+		return
+	}
+	for _, h := range x.f.Hunks {
+		deleted := map[string]bool{}
+		for _, l := range h.Lines {
+			if l.Kind == change.KindDeleted && x.inTest(l) {
+				if _, masked := x.line(l); strings.TrimSpace(masked) != "" {
+					deleted[strings.Join(strings.Fields(l.Text), " ")] = true
+				}
+			}
+		}
+		if len(deleted) == 0 {
+			continue
+		}
+		for _, l := range h.Lines {
+			code, ok := strings.CutPrefix(strings.TrimSpace(l.Text), "//")
+			if l.Kind != change.KindAdded || !ok || !x.inTest(l) {
+				continue
+			}
+			code = strings.Join(strings.Fields(code), " ")
+			if !deleted[code] {
+				continue
+			}
+			// An assertion commented out is an assertion removed,
+			// reported as such.
+			masked := mask(code, x.eco.syntax)[0]
+			if x.eco.assert.MatchString(masked) || !reTestHandle.MatchString(masked) {
+				continue
+			}
+			r.add(specialist.Finding{
+				Rule: RuleCommentedOut, Severity: sevAssert, Path: x.path, Line: l.NewNumber,
+				Headline: fmt.Sprintf("Test code commented out: `%s` no longer runs", code),
+				Body: "The change turns this line of the test into a comment: the test still passes, and what the line " +
+					"checked is no longer checked. If it fails, fix the code or the check; if it must stay off for " +
+					"now, say why and link an issue, or skip the test visibly.",
+				Cause: fmt.Sprintf("the change commented out line %d of the base", baseNumber(h, code)),
+			})
+		}
+	}
+}
+
+// baseNumber is the base line number of the deleted line of h whose
+// normalised text is code.
+func baseNumber(h change.Hunk, code string) int {
+	for _, l := range h.Lines {
+		if l.Kind == change.KindDeleted && strings.Join(strings.Fields(l.Text), " ") == code {
+			return l.OldNumber
+		}
+	}
+	return 0
+}
+
+// reHelperName is the name of a skip helper in its call.
+var reHelperName = regexp.MustCompile(`[\w.]*[Ss]kip\w*`)
+
 // reShort matches the guard of a test skipped in -short mode, Go's
 // sanctioned way of keeping slow tests out of quick runs.
 var reShort = regexp.MustCompile(`\btesting\.Short\(\)`)
@@ -375,6 +443,9 @@ func (r *review) skips(x *file) {
 				if strings.HasPrefix(what, "#[") {
 					what += "]"
 				}
+				if rule.helper {
+					what = reHelperName.FindString(what)
+				}
 				if rule.focus {
 					r.add(specialist.Finding{
 						Rule: RuleSkipAdded, Severity: sevFocus, Path: x.path, Line: l.NewNumber,
@@ -388,7 +459,7 @@ func (r *review) skips(x *file) {
 				if rule.imperative && (reShort.MatchString(masked) || reShort.MatchString(prev)) {
 					break // skipped in -short mode only; the full run still has it
 				}
-				conditional := rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
+				conditional := rule.helper || rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
 					reCondition.MatchString(masked[m[1]:]))
 				f := specialist.Finding{
 					Rule: RuleSkipAdded, Severity: sevSkip, Path: x.path, Line: l.NewNumber,
