@@ -138,13 +138,16 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	// Where the base cannot be compared with (its package did not
 	// type-check there), what head reports on the added lines stands, and
 	// what it reports elsewhere is not claimed as the change's.
-	comparable := map[string]bool{}
+	// A type error needs the base package fully typed (typed); other
+	// findings a base the analyzers ran on, partly typed or not.
+	comparable, typed := map[string]bool{}, map[string]bool{}
 	var bds []Diagnostic
-	if base != nil && len(base.Packages) > 0 {
-		for _, pkg := range base.Packages {
+	if base != nil && len(base.Packages)+len(base.Partial) > 0 {
+		for i, pkg := range slices.Concat(base.Packages, base.Partial) {
 			for _, f := range pkg.CompiledGoFiles {
 				if rp, ok := base.RepoPath(f); ok {
 					comparable[newPath[rp]] = true
+					typed[newPath[rp]] = typed[newPath[rp]] || i < len(base.Packages)
 				}
 			}
 		}
@@ -153,7 +156,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 		}
 	}
 	cands = slices.DeleteFunc(cands, func(cd candidate) bool {
-		return cd.checkBase && (cd.cause != "" || cd.needTyped) && !comparable[cd.Path]
+		return cd.checkBase && (cd.cause != "" && !comparable[cd.Path] || cd.needTyped && !typed[cd.Path])
 	})
 	atBase := map[string]int{}
 	for _, d := range bds {

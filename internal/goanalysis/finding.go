@@ -36,6 +36,9 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 	}
 	if why := p.FallbackReason(d.Path); why != "" {
 		f.Note = "syntax-only: the Go package could not be type-checked (" + why + ")"
+		if p.PartlyTyped(d.Path) {
+			f.Note = "partly typed: the Go package was type-checked without what the review could not reach (" + why + "); analyzers that need complete types did not run"
+		}
 	}
 	return f
 }
@@ -106,6 +109,8 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 			specialist.Analysed(ctx, "go", path)
 		case skipped[path] != "":
 			specialist.NotAnalysed(ctx, "not analysed: "+skipped[path], path)
+		case p.PartlyTyped(path):
+			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types (gosec, SQL injection, nilness, staticcheck's SSA checks) did not run: "+p.FallbackReason(path), path)
 		case p.FallbackReason(path) != "":
 			specialist.NotAnalysed(ctx, "only its syntax was analysed, its package was not type-checked: "+p.FallbackReason(path), path)
 		default:

@@ -6,7 +6,7 @@
 // hook runs) and loaded with go/packages under a sandboxed environment:
 // GOTOOLCHAIN=local (a go.mod cannot make us download and run another
 // toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off and
-// GOPROXY=off unless the operator allows the network, GOWORK=off,
+// GOPROXY the module cache itself unless the operator allows the network, GOWORK=off,
 // GOENV=off, GOFLAGS=-mod=mod -buildvcs=false, HOME and GOPATH in a private
 // directory and a deadline from the context. go list only parses and
 // resolves; analyzers only read syntax and types: nothing from the
@@ -38,6 +38,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,12 @@ type Program struct {
 	// Packages are the changed packages that type-check, with their
 	// dependencies (loaded with packages.LoadAllSyntax).
 	Packages []*packages.Package
+	// Partial are changed packages that type-check but for what the
+	// review's environment lacks (an import not available offline, a
+	// dependency's cgo files): their own code has no error. The analyzers
+	// that do not need complete types (none built on SSA) run on them;
+	// they are in Fallback too, for the syntax-only analyzers.
+	Partial []*packages.Package
 	// Fallback lists the changed packages that could not be type-checked,
 	// and why; their changed files are in Files.
 	Fallback []Fallback
@@ -164,6 +171,8 @@ type Program struct {
 	registered []*analysis.Analyzer
 	once       sync.Once
 	results    map[*analysis.Analyzer]analyzed
+	// partial is what they found on the Partial packages.
+	partial map[*analysis.Analyzer][]Diagnostic
 	// released says the dependencies' syntax was dropped after the
 	// registered analyzers ran.
 	released bool
@@ -189,6 +198,19 @@ var TypeCheck = &analysis.Analyzer{
 // analysed syntax-only, or "" when it was type-checked.
 func (p *Program) FallbackReason(path string) string {
 	return p.fallback[path]
+}
+
+// PartlyTyped reports whether the file at path (a repository path) is in
+// a Partial package: type-checked but for its environment.
+func (p *Program) PartlyTyped(path string) bool {
+	for _, pkg := range p.Partial {
+		for _, f := range pkg.CompiledGoFiles {
+			if rp, ok := p.RepoPath(f); ok && rp == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // analyzed is what one analyzer found.
@@ -355,11 +377,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		if len(g.patterns) == 0 {
 			continue
 		}
-		var roots []*packages.Package
+		var roots, partial []*packages.Package
 		var typeErrs []Diagnostic
 		var failed map[string]string
 		if loadCtx.Err() == nil {
-			roots, failed, typeErrs, err = l.loadPackages(loadCtx, env, root, g, testDirs(s))
+			roots, failed, typeErrs, partial, err = l.loadPackages(loadCtx, env, root, g, testDirs(s))
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -391,6 +413,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		for _, d := range typeErrs {
 			d.Message = strings.ReplaceAll(d.Message, root+string(filepath.Separator), "")
 			p.TypeErrors = append(p.TypeErrors, d)
+		}
+		for _, pkg := range partial {
+			if pathological(pkg) == "" {
+				p.Partial = append(p.Partial, pkg)
+			}
 		}
 	}
 	// A package that type-checks in one variant and not in another (its
@@ -476,7 +503,7 @@ func testDirs(s side) map[string]bool {
 // root) of those that do not with why, and the type and syntax errors in
 // the repository's files of the changed packages. An error means go list
 // itself failed for the whole module.
-func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (roots []*packages.Package, broken map[string]string, typeErrs []Diagnostic, err error) {
+func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (roots []*packages.Package, broken map[string]string, typeErrs []Diagnostic, partial []*packages.Package, err error) {
 	cfg := &packages.Config{
 		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
@@ -501,7 +528,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	}
 	pkgs, err := packages.Load(cfg, g.patterns...)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
+		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
@@ -585,6 +612,9 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			} else if _, ok := broken[dir]; !ok {
 				broken[dir] = w
 			}
+			if dir != "" && environmentOnly(p) {
+				partial = append(partial, p)
+			}
 			continue
 		}
 		roots = append(roots, p)
@@ -600,8 +630,60 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			}
 		}
 	}
-	return roots, broken, typeErrs, nil
+	return roots, broken, typeErrs, partial, nil
 }
+
+// environmentOnly reports whether an ill-typed package's own code is
+// fine: each of its errors is the review's environment's (ownError), or
+// a name undefined in an imported package that is ill-typed itself or
+// lost files to build constraints (mattn/go-sqlite3 without cgo has no
+// SQLiteDriver).
+func environmentOnly(p *packages.Package) bool {
+	if len(p.Syntax) == 0 || p.TypesInfo == nil || p.Types == nil {
+		return false
+	}
+	for _, e := range p.Errors {
+		if !ownError(p, e) {
+			continue
+		}
+		m := undefinedIn.FindStringSubmatch(e.Msg)
+		if m == nil {
+			return false
+		}
+		env := false
+		for _, imp := range p.Imports {
+			if imp.Name == m[1] && (imp.IllTyped || len(imp.IgnoredFiles) > 0) {
+				env = true
+			}
+		}
+		if !env {
+			return false
+		}
+	}
+	return true
+}
+
+// namedByFailedImport reports whether name is likely the package name of
+// an import that could not be resolved: the type checker names such a
+// package after its path, so `jwt` of "github.com/dgrijalva/jwt-go" is
+// undefined.
+func namedByFailedImport(p *packages.Package, name string) bool {
+	for _, e := range p.Errors {
+		m := couldNotImport.FindStringSubmatch(e.Msg)
+		if m != nil && strings.Contains(strings.ToLower(path.Base(m[1])), strings.ToLower(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	undefinedName  = regexp.MustCompile(`^undefined: (\w+)$`)
+	couldNotImport = regexp.MustCompile(`could not import (\S+)`)
+)
+
+// undefinedIn matches the type checker's "undefined: pkg.Name".
+var undefinedIn = regexp.MustCompile(`^undefined: (\w+)\.\w+$`)
 
 // ownError reports whether a package's error is the code's own, not one
 // of the review's environment: an import that cannot be resolved offline,
@@ -613,6 +695,9 @@ func ownError(p *packages.Package, e packages.Error) bool {
 	case strings.Contains(e.Msg, "could not import"), strings.Contains(e.Msg, "cannot find package"):
 		return false
 	case len(p.IgnoredFiles) > 0 && (strings.HasPrefix(e.Msg, "undefined") || strings.Contains(e.Msg, "undefined (type")):
+		return false
+	}
+	if m := undefinedName.FindStringSubmatch(e.Msg); m != nil && namedByFailedImport(p, m[1]) {
 		return false
 	}
 	return true
@@ -822,7 +907,10 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	if modCache == "" {
 		modCache = strings.TrimSpace(goEnv[1])
 	}
-	proxy, sumdb := "off", "off"
+	// Offline, the module cache is the proxy: an import no go.mod
+	// requires (a GOPATH-era tree's, say) resolves to the newest version
+	// the cache holds, and nothing is fetched.
+	proxy, sumdb := "file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download")), "off"
 	if l.cfg.Network {
 		proxy = l.cfg.GoProxy
 		if proxy == "" {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
 	"golang.org/x/tools/go/analysis/passes/inspect"
 	"golang.org/x/tools/go/ast/inspector"
 	"golang.org/x/tools/go/packages"
@@ -73,7 +74,17 @@ func (p *Program) Analyze(ctx context.Context, typed, syntax []*analysis.Analyze
 		if r.err == nil {
 			var ds []Diagnostic
 			ds, r.err = p.analyzeSyntax(syntax)
-			r.ds = append(r.ds, ds...)
+			// A partly typed package is analysed both ways: an
+			// analyzer that runs either way reports once.
+			typedAt := map[string]bool{}
+			for _, d := range r.ds {
+				typedAt[fmt.Sprintf("%s\x00%s:%d\x00%s", d.Analyzer.Name, d.Path, d.Line, d.Message)] = true
+			}
+			for _, d := range ds {
+				if !typedAt[fmt.Sprintf("%s\x00%s:%d\x00%s", d.Analyzer.Name, d.Path, d.Line, d.Message)] {
+					r.ds = append(r.ds, d)
+				}
+			}
 		}
 	}()
 	select {
@@ -133,20 +144,26 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 		ds = append(ds, p.TypeErrors...)
 		analyzers = slices.DeleteFunc(slices.Clone(analyzers), func(a *analysis.Analyzer) bool { return a == TypeCheck })
 	}
-	if len(analyzers) == 0 || len(p.Packages) == 0 {
+	if len(analyzers) == 0 || len(p.Packages)+len(p.Partial) == 0 {
 		return ds, nil
 	}
 	p.once.Do(func() {
-		p.results = p.check(p.registered)
+		if len(p.Packages) > 0 {
+			p.results = p.check(p.registered)
+		}
+		p.partial = p.checkPartial(p.registered)
 		if len(p.registered) > 0 {
 			p.release()
 		}
 	})
 	var rest []*analysis.Analyzer
 	for _, a := range analyzers {
+		ds = append(ds, p.partial[a]...)
 		r, ok := p.results[a]
 		if !ok {
-			rest = append(rest, a)
+			if len(p.Packages) > 0 {
+				rest = append(rest, a)
+			}
 			continue
 		}
 		if r.err != nil {
@@ -186,6 +203,68 @@ func (p *Program) release() {
 
 // check runs analyzers over the packages with the checker.
 func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]analyzed {
+	return p.checkOn(analyzers, p.Packages, nil)
+}
+
+// checkPartial runs, over the packages that type-check but for their
+// environment (Partial), those of analyzers that do not build on SSA
+// (which needs complete types, and panics without them). The checker
+// runs them in this goroutine, so a panic anywhere ends this run only,
+// as a failed analyzer does: what is not found here is the syntax-only
+// analysis's to find, and the coverage note already says the package
+// was not fully type-checked.
+func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analysis.Analyzer][]Diagnostic) {
+	if len(p.Partial) == 0 {
+		return nil
+	}
+	var run []*analysis.Analyzer
+	for _, a := range analyzers {
+		if !requires(a, buildsIR) {
+			run = append(run, a)
+		}
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	// The checker skips an ill-typed package's analyzers; these are
+	// ill-typed for want of what the review cannot reach.
+	packages.Visit(p.Partial, nil, func(pkg *packages.Package) { pkg.IllTyped = false })
+	defer func() {
+		if recover() != nil {
+			found = nil
+		}
+	}()
+	found = map[*analysis.Analyzer][]Diagnostic{}
+	for a, r := range p.checkOn(run, p.Partial, &checker.Options{Sequential: true}) {
+		if r.err == nil {
+			found[a] = r.ds
+		}
+	}
+	return found
+}
+
+// buildsIR reports whether an analyzer builds an intermediate form that
+// needs complete types: x/tools' SSA, or staticcheck's IR.
+func buildsIR(a *analysis.Analyzer) bool {
+	return a == buildssa.Analyzer || a.Name == "buildir"
+}
+
+// requires reports whether a needs an analyzer that is, directly or
+// through what it needs.
+func requires(a *analysis.Analyzer, is func(*analysis.Analyzer) bool) bool {
+	if is(a) {
+		return true
+	}
+	for _, r := range a.Requires {
+		if requires(r, is) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOn runs analyzers over pkgs with the checker.
+func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Package, opts *checker.Options) map[*analysis.Analyzer]analyzed {
 	results := map[*analysis.Analyzer]analyzed{}
 	if len(analyzers) == 0 {
 		return results
@@ -204,8 +283,8 @@ func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]a
 			orig[a] = a
 		}
 	}
-	release := prepareCheck(run, p.Packages, p.Root)
-	graph, err := checker.Analyze(run, p.Packages, nil)
+	release := prepareCheck(run, pkgs, p.Root)
+	graph, err := checker.Analyze(run, pkgs, opts)
 	release()
 	if err != nil {
 		for _, a := range analyzers {

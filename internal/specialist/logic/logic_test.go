@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
@@ -345,4 +346,68 @@ func reviewChange(t *testing.T, module string, base, head map[string]string) []s
 		t.Fatal(err)
 	}
 	return fs
+}
+
+// A package whose own code is sound but imports what the review cannot
+// reach (a dependency neither vendored nor in the module cache; echo's
+// gommon in GOPATH days) is type-checked in part: the analyzers that do
+// not need complete types still report on it (a copied lock, here), and
+// the review says the package was only partly analysed. A package with a
+// type error of its own gets no such run.
+func TestReviewPartlyTypedPackage(t *testing.T) {
+	t.Parallel()
+	src := `package mw
+
+import (
+	"sync"
+
+	"example.com/unreachable/color"
+	jwt "example.com/unreachable/jwt-go"
+)
+
+// Config configures the logger.
+type Config struct {
+	Colorer *color.Color
+	Claims  jwt.Claims
+	pool    *sync.Pool
+}
+
+// New returns a logger.
+func New(config Config) func() {
+	config.pool = &sync.Pool{}
+	return func() { _ = config.Colorer }
+}
+`
+	head := strings.Replace(src, "\tpool    *sync.Pool\n", "\tpool    sync.Pool\n", 1)
+	head = strings.Replace(head, "\tconfig.pool = &sync.Pool{}\n", "\tconfig.pool = sync.Pool{}\n", 1)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/mw"), "mw.go": src})
+	b := r.Commit("base")
+	r.Write(map[string]string{"mw.go": head})
+	h := r.Commit("head")
+	var mu sync.Mutex
+	var gaps []string
+	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !c.Analysed {
+			gaps = append(gaps, c.Path+": "+c.Reason)
+		}
+	})
+	fs, err := logic.New(goanalysistest.Loader()).Review(ctx, r.Change(b, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Line, f.Rule, f.Note))
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "18 go-vet:copylocks partly typed:") {
+		t.Fatalf("findings %q, want the copied lock on line 18, noted as partly typed", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gaps) != 1 || !strings.HasPrefix(gaps[0], "mw.go: its package was type-checked only in part") {
+		t.Fatalf("coverage gaps %q, want mw.go type-checked only in part", gaps)
+	}
 }
