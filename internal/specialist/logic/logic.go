@@ -45,6 +45,7 @@ import (
 	"honnef.co/go/tools/staticcheck"
 
 	"github.com/quorum-review/quorum/internal/analyzer/droppederror"
+	"github.com/quorum-review/quorum/internal/analyzer/netcontext"
 	"github.com/quorum-review/quorum/internal/analyzer/printnewline"
 	"github.com/quorum-review/quorum/internal/analyzer/release"
 	"github.com/quorum-review/quorum/internal/change"
@@ -179,6 +180,11 @@ func New(loader *goanalysis.Loader) *Logic {
 	l.analyzers = append(l.analyzers, printnewline.Analyzer)
 	l.rules[printnewline.Analyzer] = classified{"quorum:print-newline", specialist.SeverityLow}
 	loader.Register(printnewline.Analyzer)
+	// A cancel function of golang.org/x/net/context discarded: vet's
+	// lostcancel knows only the standard library's context.
+	l.analyzers = append(l.analyzers, netcontext.Analyzer)
+	l.rules[netcontext.Analyzer] = classified{"quorum:lostcancel", specialist.SeverityHigh}
+	loader.Register(netcontext.Analyzer)
 	// A change that does not compile is told so, where it does not.
 	l.analyzers = append(l.analyzers, goanalysis.TypeCheck)
 	l.rules[goanalysis.TypeCheck] = classified{"go:typecheck", specialist.SeverityHigh}
@@ -267,7 +273,8 @@ func deletedNear(file *change.File, line int, is func(text string) bool) bool {
 // return that may skip the cancel defined on the line it names.
 var returnWithoutCancel = regexp.MustCompile(`^this return statement may be reached without using the cancel var defined on line (\d+)$`)
 
-// oneLostCancel keeps one finding per leaked cancel: lostcancel reports
+// oneLostCancel keeps one finding per leaked cancel (and the netcontext
+// analyzer's only where vet's lostcancel is silent): lostcancel reports
 // the leak where the cancel is defined and again at each return that
 // skips it; the reader needs the first (on real code the others were
 // judged noise).
@@ -279,6 +286,11 @@ func oneLostCancel(fs []specialist.Finding) []specialist.Finding {
 		}
 	}
 	return slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+		if f.Rule == "quorum:lostcancel" {
+			// vet's lostcancel said it already (x/net/context not
+			// loaded, it goes by the package's name).
+			return defined[fmt.Sprintf("%s:%d", f.Path, f.Line)]
+		}
 		m := returnWithoutCancel.FindStringSubmatch(f.Headline)
 		return f.Rule == "go-vet:lostcancel" && m != nil && defined[f.Path+":"+m[1]]
 	})

@@ -1,0 +1,13 @@
+package netcontext_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/quorum-review/quorum/internal/analyzer/netcontext"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), netcontext.Analyzer, "a")
+}
