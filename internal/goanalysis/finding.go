@@ -110,7 +110,7 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 		case skipped[path] != "":
 			specialist.NotAnalysed(ctx, "not analysed: "+skipped[path], path)
 		case p.PartlyTyped(path):
-			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types (gosec, SQL injection, nilness, staticcheck's SSA checks) did not run: "+p.FallbackReason(path), path)
+			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types (gosec's taint analysis, SQL injection, nilness, staticcheck's SSA checks) did not run: "+p.FallbackReason(path), path)
 		case p.FallbackReason(path) != "":
 			specialist.NotAnalysed(ctx, "only its syntax was analysed, its package was not type-checked: "+p.FallbackReason(path), path)
 		default:

@@ -89,12 +89,28 @@ type Loader struct {
 
 	mu         sync.Mutex
 	registered []*analysis.Analyzer
-	loads      map[string]*load
-	order      []string
-	envOnce    sync.Once
-	env        []string
-	goVersion  string
-	envErr     error
+	// partly are the stand-ins of analyzers that need complete types,
+	// for partly typed packages (RegisterPartly).
+	partly    map[*analysis.Analyzer]*analysis.Analyzer
+	loads     map[string]*load
+	order     []string
+	envOnce   sync.Once
+	env       []string
+	goVersion string
+	envErr    error
+}
+
+// RegisterPartly names stand-in, an analyzer that needs no SSA or IR, to
+// run in place of full (registered, and needing complete types) on
+// partly typed packages; its diagnostics count as full's. gosec's
+// syntax rules (G112, G114, …) stand in for all of gosec that way.
+func (l *Loader) RegisterPartly(full, standIn *analysis.Analyzer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.partly == nil {
+		l.partly = map[*analysis.Analyzer]*analysis.Analyzer{}
+	}
+	l.partly[full] = standIn
 }
 
 // keep is how many changes' loads a Loader keeps: the specialists of one
@@ -167,8 +183,10 @@ type Program struct {
 	// fallback maps the path of each file in Files to its package's reason.
 	fallback map[string]string
 
-	// The registered analyzers run once, on first use.
+	// The registered analyzers run once, on first use; partly are their
+	// stand-ins on partly typed packages.
 	registered []*analysis.Analyzer
+	partly     map[*analysis.Analyzer]*analysis.Analyzer
 	once       sync.Once
 	results    map[*analysis.Analyzer]analyzed
 	// partial is what they found on the Partial packages.
@@ -344,10 +362,10 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, err
 	}
 	l.mu.Lock()
-	registered := slices.Clone(l.registered)
+	registered, partly := slices.Clone(l.registered), maps.Clone(l.partly)
 	l.mu.Unlock()
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: m.notes, registered: registered}
+		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d

@@ -218,9 +218,14 @@ func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analy
 		return nil
 	}
 	var run []*analysis.Analyzer
+	standsFor := map[*analysis.Analyzer]*analysis.Analyzer{}
 	for _, a := range analyzers {
-		if !requires(a, buildsIR) {
+		switch s := p.partly[a]; {
+		case !requires(a, buildsIR):
 			run = append(run, a)
+		case s != nil && !requires(s, buildsIR):
+			run = append(run, s)
+			standsFor[s] = a
 		}
 	}
 	if len(run) == 0 {
@@ -236,9 +241,16 @@ func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analy
 	}()
 	found = map[*analysis.Analyzer][]Diagnostic{}
 	for a, r := range p.checkOn(run, p.Partial, &checker.Options{Sequential: true}) {
-		if r.err == nil {
-			found[a] = r.ds
+		if r.err != nil {
+			continue
 		}
+		if full := standsFor[a]; full != nil {
+			for i := range r.ds {
+				r.ds[i].Analyzer = full
+			}
+			a = full
+		}
+		found[a] = r.ds
 	}
 	return found
 }

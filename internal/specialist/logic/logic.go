@@ -225,7 +225,7 @@ func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Find
 	if err != nil {
 		return nil, err
 	}
-	return oneLostCancel(fs), nil
+	return oneTypeErrorShape(oneLostCancel(fs)), nil
 }
 
 // droppedBy is the dropped-error headline, naming the function.
@@ -294,4 +294,64 @@ func oneLostCancel(fs []specialist.Finding) []specialist.Finding {
 		m := returnWithoutCancel.FindStringSubmatch(f.Headline)
 		return f.Rule == "go-vet:lostcancel" && m != nil && defined[f.Path+":"+m[1]]
 	})
+}
+
+// typeErrorShape reduces a type error to what its repeats share: the
+// expression and the constants blanked out, so "cannot use Message("a")
+// (constant "a" of string type Message) as string value" and "cannot use
+// info.Message (variable of string type Message) as string value" are one
+// shape.
+func typeErrorShape(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "cannot use "); ok {
+		if i := strings.Index(rest, " ("); i >= 0 {
+			msg = "cannot use" + rest[i:]
+		}
+	}
+	msg = quoted.ReplaceAllString(msg, "")
+	return valueKind.ReplaceAllString(msg, "(")
+}
+
+var (
+	quoted    = regexp.MustCompile(`"(\\.|[^"\\])*"`)
+	valueKind = regexp.MustCompile(`\((constant|variable|value)\b[^)]*? of `)
+)
+
+// oneTypeErrorShape keeps one type-check finding per shape of error (see
+// typeErrorShape), preferring one outside test files, and names the
+// others in its body: one change of a type breaks every use alike, and
+// the reader needs the first to see them all (on go-mssqldb 7bb1ded9 one
+// field's new type gave three findings, two of them in tests).
+func oneTypeErrorShape(fs []specialist.Finding) []specialist.Finding {
+	first := map[string]int{}
+	for i, f := range fs {
+		if f.Rule != "go:typecheck" {
+			continue
+		}
+		k := typeErrorShape(f.Headline)
+		if j, ok := first[k]; !ok || strings.HasSuffix(fs[j].Path, "_test.go") && !strings.HasSuffix(f.Path, "_test.go") {
+			first[k] = i
+		}
+	}
+	also := map[int][]string{}
+	keep := map[int]bool{}
+	for _, i := range first {
+		keep[i] = true
+	}
+	for i, f := range fs {
+		if f.Rule == "go:typecheck" && !keep[i] {
+			k := first[typeErrorShape(f.Headline)]
+			also[k] = append(also[k], fmt.Sprintf("%s:%d", f.Path, f.Line))
+		}
+	}
+	var out []specialist.Finding
+	for i, f := range fs {
+		if f.Rule == "go:typecheck" && !keep[i] {
+			continue
+		}
+		if len(also[i]) > 0 {
+			f.Body = strings.TrimSpace(f.Body + "\n\nThe same error at " + strings.Join(also[i], ", ") + ".")
+		}
+		out = append(out, f)
+	}
+	return out
 }

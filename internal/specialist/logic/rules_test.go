@@ -2,7 +2,9 @@ package logic_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
@@ -117,5 +119,52 @@ func TestReviewRealisticRules(t *testing.T) {
 		if len(found[line]) > 0 {
 			t.Errorf("clean line %d has %v", line, found[line])
 		}
+	}
+}
+
+// One change of a type breaks every use alike: the type errors it causes
+// are one finding, outside the tests when one is, naming the others
+// (go-mssqldb 7bb1ded9's new Message type gave three).
+func TestOneTypeErrorShape(t *testing.T) {
+	t.Parallel()
+	src := `package msg
+
+// Message is a message.
+type Message string
+
+// Info carries a message.
+type Info struct{ Message string }
+
+// Error is an error.
+type Error struct{ Text string }
+
+// New makes an Error.
+func New(info Info) Error { return Error{Text: info.Message} }
+`
+	test := `package msg
+
+import "testing"
+
+func TestNew(t *testing.T) {
+	_ = Error{Text: "a"}
+	_ = Error{Text: "b"}
+}
+`
+	head := strings.Replace(src, "type Info struct{ Message string }", "type Info struct{ Message Message }", 1)
+	head = strings.Replace(head, "func New(info Info) Error { return Error{Text: info.Message} }", "func New(in Info) Error { return Error{Text: in.Message} }", 1)
+	headTest := strings.Replace(strings.Replace(test, `Error{Text: "a"}`, `Error{Text: Message("a")}`, 1), `Error{Text: "b"}`, `Error{Text: Message("b")}`, 1)
+	fs := reviewChange(t, "example.com/msg", map[string]string{"msg.go": src, "msg_test.go": test},
+		map[string]string{"msg.go": head, "msg_test.go": headTest})
+	var got []string
+	for _, f := range fs {
+		if f.Rule == "go:typecheck" {
+			got = append(got, fmt.Sprintf("%s:%d", f.Path, f.Line))
+			if !strings.Contains(f.Body, "The same error at msg_test.go:6, msg_test.go:7.") {
+				t.Errorf("body %q does not name the repeats", f.Body)
+			}
+		}
+	}
+	if len(got) != 1 || got[0] != "msg.go:13" {
+		t.Fatalf("type-check findings %v, want one at msg.go:13", got)
 	}
 }

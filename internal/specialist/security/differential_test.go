@@ -134,3 +134,42 @@ func checkPath(to, name string) error {
 		}
 	}
 }
+
+// In a package type-checked only in part (an import the review cannot
+// reach), gosec's rules that need no SSA still run: a server started with
+// http.ListenAndServe is reported (go-shiori/shiori 12c118f4, reverted).
+func TestReviewPartlyTypedPackageGetsGosecRules(t *testing.T) {
+	t.Parallel()
+	src := `package serve
+
+import (
+	"net/http"
+	"time"
+
+	"example.com/unreachable/router"
+)
+
+// Run serves.
+func Run(addr string) error {
+	svr := &http.Server{Addr: addr, Handler: router.New(), ReadHeaderTimeout: 10 * time.Second}
+	return svr.ListenAndServe()
+}
+`
+	head := strings.Replace(src, "\tsvr := &http.Server{Addr: addr, Handler: router.New(), ReadHeaderTimeout: 10 * time.Second}\n\treturn svr.ListenAndServe()\n",
+		"\t_ = time.Second\n\treturn http.ListenAndServe(addr, router.New())\n", 1)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/serve"), "serve.go": src})
+	base := r.Commit("base")
+	r.Write(map[string]string{"serve.go": head})
+	fs, err := security.New(goanalysistest.Loader(), nil).Review(context.Background(), r.Change(base, r.Commit("head")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	if len(got) != 1 || got[0] != "serve.go:13 gosec:G114" {
+		t.Fatalf("findings %v, want serve.go:13 gosec:G114", got)
+	}
+}

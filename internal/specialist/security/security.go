@@ -47,6 +47,7 @@ func New(loader *goanalysis.Loader, scanner SecretScanner) *Security {
 		loader = goanalysis.NewLoader(goanalysis.Config{})
 	}
 	loader.Register(goAnalyzers...)
+	loader.RegisterPartly(gosecAnalyzer, gosecSyntax)
 	return &Security{loader: loader, secrets: scanner}
 }
 
