@@ -47,7 +47,7 @@ type candidate struct {
 // of the analyzers at head, ds among them: the base's are matched against
 // all of them, so a twin the specialist does not report (a classification
 // that needs the change's own evidence) still answers for its own.
-func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, ds, all []Diagnostic, analyzers []*analysis.Analyzer) ([]candidate, error) {
+func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, ds, all []Diagnostic) ([]candidate, error) {
 	files := map[string]*change.File{}
 	for _, f := range c.Files {
 		if f.NewPath != "" && f.Status != change.StatusDeleted {
@@ -151,7 +151,15 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 				}
 			}
 		}
-		if bds, err = base.Analyze(ctx, analyzers, nil); err != nil {
+		// Only the analyzers a candidate needs answered: the base of a
+		// lost cancel needs lostcancel, not a hundred staticcheck checks.
+		var needed []*analysis.Analyzer
+		for _, cd := range cands {
+			if cd.checkBase && !slices.Contains(needed, cd.Analyzer) {
+				needed = append(needed, cd.Analyzer)
+			}
+		}
+		if bds, err = base.Analyze(ctx, needed, nil); err != nil {
 			return nil, fmt.Errorf("analyse the base: %w", err)
 		}
 	}
@@ -368,7 +376,7 @@ func (l *Loader) loadBase(ctx context.Context, c *change.Change, paths map[strin
 	for p := range paths {
 		dirs[path.Dir(p)] = true
 	}
-	s := side{rev: c.BaseSHA}
+	s := side{rev: c.BaseSHA, onDemand: true}
 	for _, f := range c.Files {
 		if f.OldPath != "" && f.Status != change.StatusAdded && strings.HasSuffix(f.OldPath, ".go") && dirs[path.Dir(f.OldPath)] {
 			s.files = append(s.files, f.OldPath)

@@ -70,7 +70,7 @@ func (l *Loader) Findings(ctx context.Context, c *change.Change, category string
 			kept = append(kept, d)
 		}
 	}
-	cands, err := l.introduced(ctx, c, prog, kept, ds, typed)
+	cands, err := l.introduced(ctx, c, prog, kept, ds)
 	if err != nil {
 		return nil, err
 	}

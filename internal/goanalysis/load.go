@@ -189,8 +189,10 @@ type Program struct {
 	partly     map[*analysis.Analyzer]*analysis.Analyzer
 	once       sync.Once
 	results    map[*analysis.Analyzer]analyzed
-	// partial is what they found on the Partial packages.
-	partial map[*analysis.Analyzer][]Diagnostic
+	// partial is what they found on the Partial packages; partialMu
+	// serializes the runs on them that were not registered.
+	partial   map[*analysis.Analyzer][]Diagnostic
+	partialMu sync.Mutex
 	// released says the dependencies' syntax was dropped after the
 	// registered analyzers ran.
 	released bool
@@ -364,6 +366,9 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 	l.mu.Lock()
 	registered, partly := slices.Clone(l.registered), maps.Clone(l.partly)
 	l.mu.Unlock()
+	if s.onDemand {
+		registered = nil
+	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
 		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly}
 	broken := map[string]string{}

@@ -28,6 +28,10 @@ import (
 type side struct {
 	rev   string
 	files []string
+	// onDemand says the side's analyzers run when asked, each asking
+	// for its own: the base, where the differential step needs only the
+	// analyzers of its candidates, not every registered one.
+	onDemand bool
 }
 
 // headSide is the change at head: the Go files it added or modified.

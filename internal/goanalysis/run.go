@@ -158,27 +158,38 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 	})
 	var rest []*analysis.Analyzer
 	for _, a := range analyzers {
-		ds = append(ds, p.partial[a]...)
-		r, ok := p.results[a]
-		if !ok {
-			if len(p.Packages) > 0 {
-				rest = append(rest, a)
-			}
+		if !slices.Contains(p.registered, a) {
+			rest = append(rest, a)
 			continue
 		}
-		if r.err != nil {
-			return nil, r.err
+		ds = append(ds, p.partial[a]...)
+		if r, ok := p.results[a]; ok {
+			if r.err != nil {
+				return nil, r.err
+			}
+			ds = append(ds, r.ds...)
 		}
-		ds = append(ds, r.ds...)
 	}
-	if len(rest) > 0 && p.released {
+	if len(rest) == 0 {
+		return ds, nil
+	}
+	if p.released {
 		return nil, fmt.Errorf("analyzer %s was not registered with the loader before the program was analysed", rest[0].Name)
 	}
-	for _, r := range p.check(rest) {
-		if r.err != nil {
-			return nil, r.err
+	if len(p.Packages) > 0 {
+		for _, r := range p.check(rest) {
+			if r.err != nil {
+				return nil, r.err
+			}
+			ds = append(ds, r.ds...)
 		}
-		ds = append(ds, r.ds...)
+	}
+	// Specialists ask concurrently; a partly typed run marks the
+	// packages well-typed for the checker, one run at a time.
+	p.partialMu.Lock()
+	defer p.partialMu.Unlock()
+	for _, found := range p.checkPartial(rest) {
+		ds = append(ds, found...)
 	}
 	return ds, nil
 }
