@@ -164,27 +164,29 @@ func New(loader *goanalysis.Loader) *Logic {
 	}
 	slices.SortFunc(l.analyzers, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
 	loader.Register(l.analyzers...)
-	// Our own: a lock never released, a resource never closed (a deleted
-	// defer mu.Unlock() or f.Close(), which no vet or staticcheck check
-	// reports).
-	l.analyzers = append(l.analyzers, release.Analyzer)
-	l.rules[release.Analyzer] = classified{"quorum:release", specialist.SeverityHigh}
-	loader.Register(release.Analyzer)
-	// A call of the repository's own function whose error is dropped (a
-	// deleted error check): no vet or staticcheck check reports it.
-	l.analyzers = append(l.analyzers, droppederror.Analyzer)
-	l.rules[droppederror.Analyzer] = classified{"quorum:dropped-error", specialist.SeverityMedium}
-	loader.Register(droppederror.Analyzer)
-	// The redundant newline of a Println-style call, which vet's printf
-	// pass of the x/tools we pin no longer reports.
-	l.analyzers = append(l.analyzers, printnewline.Analyzer)
-	l.rules[printnewline.Analyzer] = classified{"quorum:print-newline", specialist.SeverityLow}
-	loader.Register(printnewline.Analyzer)
-	// A cancel function of golang.org/x/net/context discarded: vet's
-	// lostcancel knows only the standard library's context.
-	l.analyzers = append(l.analyzers, netcontext.Analyzer)
-	l.rules[netcontext.Analyzer] = classified{"quorum:lostcancel", specialist.SeverityHigh}
-	loader.Register(netcontext.Analyzer)
+	// Our own, for what no vet or staticcheck check reports (see
+	// docs/analyzers.md):
+	for _, own := range []struct {
+		a *analysis.Analyzer
+		classified
+	}{
+		// a lock never released, a resource never closed, a lock left
+		// held or a cleanup skipped on one error path;
+		{release.Analyzer, classified{"quorum:release", specialist.SeverityHigh}},
+		// a call of the repository's own function whose error is
+		// dropped (a deleted error check);
+		{droppederror.Analyzer, classified{"quorum:dropped-error", specialist.SeverityMedium}},
+		// the redundant newline of a Println-style call, which vet's
+		// printf pass of the x/tools we pin no longer reports;
+		{printnewline.Analyzer, classified{"quorum:print-newline", specialist.SeverityLow}},
+		// a cancel function of golang.org/x/net/context discarded
+		// (vet's lostcancel knows only the standard library's).
+		{netcontext.Analyzer, classified{"quorum:lostcancel", specialist.SeverityHigh}},
+	} {
+		l.analyzers = append(l.analyzers, own.a)
+		l.rules[own.a] = own.classified
+		loader.Register(own.a)
+	}
 	// A change that does not compile is told so, where it does not.
 	l.analyzers = append(l.analyzers, goanalysis.TypeCheck)
 	l.rules[goanalysis.TypeCheck] = classified{"go:typecheck", specialist.SeverityHigh}
