@@ -402,3 +402,22 @@ func TestLoadWithoutGoModRootImport(t *testing.T) {
 		t.Fatalf("packages %d, fallback %+v; want github.com/acme/bolt/cmd/bolt type-checked", len(p.Packages), p.Fallback)
 	}
 }
+
+// Offline, an import no go.mod requires resolves from the module cache
+// (the newest version it holds), without the network: the module cache is
+// the proxy. golang.org/x/mod is in the cache wherever quorum was built.
+func TestLoadResolvesMissingRequireFromModuleCache(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/ver"), "a.go": "package ver\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.go": "package ver\n\nimport \"golang.org/x/mod/semver\"\n\n// Newer reports whether a is newer than b.\nfunc Newer(a, b string) bool { return semver.Compare(a, b) > 0 }\n"})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packages) != 1 || len(p.Fallback) != 0 || len(p.Partial) != 0 {
+		t.Fatalf("packages %d, partial %d, fallback %+v: golang.org/x/mod did not resolve from the module cache", len(p.Packages), len(p.Partial), p.Fallback)
+	}
+}
