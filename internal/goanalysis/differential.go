@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"path"
@@ -56,24 +57,25 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	}
 	var cands []candidate
 	needBase := map[string]bool{} // base paths of files with candidates
-	// A diagnostic is matched with base by its flagged line's text
-	// (diagnosticKey): one on a line whose text the base file does not
-	// have is new for certain, and needs no base to tell.
+	// A diagnostic is matched with base by its function's name and its
+	// flagged line's text (diagnosticKey): one on a line whose text the
+	// base file does not have in a function of that name is new for
+	// certain, and needs no base to tell.
 	baseLines := map[string]map[string]bool{}
-	atBaseText := func(f *change.File, line string) (bool, error) {
+	atBaseText := func(f *change.File, fn, line string) (bool, error) {
 		lines, ok := baseLines[f.OldPath]
 		if !ok {
 			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
 			if err != nil {
 				return true, nil // unreadable: let the base load say
 			}
-			lines = map[string]bool{}
-			for _, l := range strings.Split(string(b), "\n") {
-				lines[strings.Join(strings.Fields(l), " ")] = true
-			}
+			lines = funcLines(b)
 			baseLines[f.OldPath] = lines
 		}
-		return lines[strings.Join(strings.Fields(line), " ")], nil
+		if lines == nil {
+			return true, nil // does not parse: let the base load say
+		}
+		return lines[fn+"\x00"+strings.Join(strings.Fields(line), " ")], nil
 	}
 	for _, d := range ds {
 		f := files[d.Path]
@@ -111,7 +113,7 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 			continue
 		}
 		if f.OldPath != "" && f.Status != change.StatusAdded {
-			there, err := atBaseText(f, p.lineText(d.Path, d.Line))
+			there, err := atBaseText(f, p.funcName(d.Path, d.Line), p.lineText(d.Path, d.Line))
 			if err != nil {
 				return nil, err
 			}
@@ -217,6 +219,43 @@ func diagnosticKey(d Diagnostic, path, fn, line string) string {
 	return strings.Join([]string{name, d.Category, path, fn, digits.ReplaceAllString(d.Message, "#"), strings.Join(strings.Fields(line), " ")}, "\x00")
 }
 
+// funcLines returns the lines of a Go file as "function\x00text" (the
+// function declaration holding the line, named as funcName names it, or
+// "" outside any; the text with its spaces normalised); nil for a file
+// that does not parse.
+func funcLines(src []byte) map[string]bool {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	text := strings.Split(string(src), "\n")
+	names := make([]string, len(text)+1)
+	for _, d := range file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		name := declName(fd)
+		for l := fset.Position(fd.Pos()).Line; l <= fset.Position(fd.End()).Line && l <= len(text); l++ {
+			names[l] = name
+		}
+	}
+	out := map[string]bool{}
+	for i, t := range text {
+		out[names[i+1]+"\x00"+strings.Join(strings.Fields(t), " ")] = true
+	}
+	return out
+}
+
+// declName names a function declaration: "(*Engine).Run", "New".
+func declName(fd *ast.FuncDecl) string {
+	if fd.Recv != nil && len(fd.Recv.List) == 1 {
+		return "(" + types.ExprString(fd.Recv.List[0].Type) + ")." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
 // funcName names the function declaration holding line of the file at
 // path ("(*Engine).Run", "New"), or "" outside any.
 func (p *Program) funcName(path string, line int) string {
@@ -229,10 +268,7 @@ func (p *Program) funcName(path string, line int) string {
 		if !ok || line < fset.Position(fd.Pos()).Line || line > fset.Position(fd.End()).Line {
 			continue
 		}
-		if fd.Recv != nil && len(fd.Recv.List) == 1 {
-			return "(" + types.ExprString(fd.Recv.List[0].Type) + ")." + fd.Name.Name
-		}
-		return fd.Name.Name
+		return declName(fd)
 	}
 	return ""
 }
@@ -372,13 +408,18 @@ func (p *Program) lineText(rp string, line int) string {
 // the files at the given base paths. A nil program means the base holds
 // none of them.
 func (l *Loader) loadBase(ctx context.Context, c *change.Change, paths map[string]bool) (*Program, error) {
+	// dirs holds the directories of the candidates, true where one is in
+	// a test file: only there are the tests loaded (a test variant is a
+	// second package to type-check).
 	dirs := map[string]bool{}
 	for p := range paths {
-		dirs[path.Dir(p)] = true
+		dirs[path.Dir(p)] = dirs[path.Dir(p)] || strings.HasSuffix(p, "_test.go")
 	}
 	s := side{rev: c.BaseSHA, onDemand: true}
 	for _, f := range c.Files {
-		if f.OldPath != "" && f.Status != change.StatusAdded && strings.HasSuffix(f.OldPath, ".go") && dirs[path.Dir(f.OldPath)] {
+		tests, ok := dirs[path.Dir(f.OldPath)]
+		if f.OldPath != "" && f.Status != change.StatusAdded && strings.HasSuffix(f.OldPath, ".go") && ok &&
+			(tests || !strings.HasSuffix(f.OldPath, "_test.go")) {
 			s.files = append(s.files, f.OldPath)
 		}
 	}

@@ -1,5 +1,7 @@
 package goanalysis
 
+import "strings"
+
 // Edit is one replacement of old[Start:End] by Text, for tests of the
 // patch builder.
 type Edit struct {
@@ -20,4 +22,16 @@ func UnifiedDiffForTest(path string, old []byte, edits []Edit) (string, error) {
 func (l *Loader) EnvironmentForTest() ([]string, error) {
 	env, _, err := l.environment()
 	return env, err
+}
+
+// BaseLoadedForTest reports whether a load of a change's base is kept.
+func (l *Loader) BaseLoadedForTest() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.loads {
+		if strings.HasPrefix(k, "base\x00") {
+			return true
+		}
+	}
+	return false
 }
