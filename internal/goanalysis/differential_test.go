@@ -65,4 +65,3 @@ func Fetch(ctx context.Context, name string) (string, error) {
 		t.Fatal("the base was loaded")
 	}
 }
-
