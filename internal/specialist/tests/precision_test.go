@@ -57,7 +57,8 @@ func TestGoCoverageAdviceIsOneLowFinding(t *testing.T) {
 		b.WriteString("\treturn r\n}\n")
 		return b.String()
 	}
-	base := map[string]string{"README.md": "x\n"}
+	// The repository keeps Go tests, elsewhere.
+	base := map[string]string{"README.md": "x\n", "other/other_test.go": "package other\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n"}
 	fs, _, files := runReview(t, nil, base, map[string]string{"alpha/score.go": body("alpha"), "beta/score.go": body("beta")})
 	// The exports of the files it names are not reported again.
 	check(t, fs, files, want{"alpha/score.go", "", RuleUntestedChange, "low"})
@@ -66,6 +67,22 @@ func TestGoCoverageAdviceIsOneLowFinding(t *testing.T) {
 			t.Errorf("coverage finding does not name both files: %s", f.Body)
 		}
 	}
+}
+
+// A repository that keeps no test in a language (knadh/listmonk: no Go
+// test in 94 Go files) gets no coverage advice, nor untested exports, in
+// that language: every change would get it, and the team would mute it.
+func TestGoNoCoverageAdviceWhereTheRepositoryKeepsNoTests(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("package alpha\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n")
+	for i := range 45 {
+		fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
+	}
+	b.WriteString("\treturn r\n}\n")
+	fs, _, files := runReview(t, nil, map[string]string{"README.md": "x\n", "web/app.test.js": "test('x', () => {})\n"},
+		map[string]string{"alpha/score.go": b.String()})
+	check(t, fs, files)
 }
 
 // New logic in a function the package's existing tests already call is

@@ -908,8 +908,20 @@ type newLogic struct {
 func (r *review) untestedChanges() (map[string]bool, error) {
 	var found []newLogic
 	total := 0
+	out := map[string]bool{}
+	keeps, err := r.keepsTests()
+	if err != nil {
+		return nil, err
+	}
 	for _, x := range r.files {
 		if x.f.Status == change.StatusDeleted || !isSource(x.eco, x.path) {
+			continue
+		}
+		// A repository with no test in a language does not keep them
+		// (listmonk's Go: none in 94 files): telling each change so is
+		// noise its team would mute.
+		if keeps != nil && !keeps[x.eco] {
+			out[x.path] = true // nor is any of its exports untested
 			continue
 		}
 		covered := r.testedAny[x.eco]
@@ -928,7 +940,6 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 			total += nl.n
 		}
 	}
-	out := map[string]bool{}
 	if total < minLogicLines {
 		return out, nil
 	}
@@ -956,6 +967,31 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 			total, strings.Join(parts, "; "), first.path, suggestTest(first.eco, first.path)),
 	})
 	return out, nil
+}
+
+// keepsTests returns, per ecosystem, whether the repository at head has
+// a test file of it; nil when the change's source cannot list its tree.
+func (r *review) keepsTests() (map[*ecosystem]bool, error) {
+	paths, err := r.c.ListTree(r.ctx, r.c.HeadSHA)
+	if errors.Is(err, change.ErrNoListing) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the head's tree: %w", err)
+	}
+	keeps := map[*ecosystem]bool{}
+	for _, eco := range ecosystems {
+		// Rust keeps unit tests in the source files themselves.
+		keeps[eco] = eco.name == "rust"
+	}
+	for _, p := range paths {
+		for _, eco := range ecosystems {
+			if !keeps[eco] && eco.isTest(p) && !hasDir(p, fixtureDirs...) {
+				keeps[eco] = true
+			}
+		}
+	}
+	return keeps, nil
 }
 
 func dirName(p string) string {
