@@ -118,6 +118,27 @@ func Untar(r io.Reader, dest string) error {
 	}
 }
 `,
+	"auth/hash.go": `package auth
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"encoding/hex"
+)
+
+// HashPassword hashes a user's password for storage.
+func HashPassword(password string) string {
+	sum := md5.Sum([]byte(password)) // want:gosec:G401
+	return hex.EncodeToString(sum[:])
+}
+
+// ContentID derives an attachment's Content-ID from its name
+// (knadh/listmonk): a weak hash is fine here.
+func ContentID(name string) string {
+	sum := sha1.Sum([]byte(name)) // clean
+	return hex.EncodeToString(sum[:8]) + "@email"
+}
+`,
 	"auth/token.go": `package auth
 
 import (
@@ -170,7 +191,7 @@ func TestReviewRealisticRules(t *testing.T) {
 	found := map[at][]string{}
 	severity := map[string]string{
 		"gosec:G112": specialist.SeverityMedium, "gosec:G114": specialist.SeverityMedium,
-		"quorum:path-traversal": specialist.SeverityHigh, "gosec:G404": specialist.SeverityMedium,
+		"quorum:path-traversal": specialist.SeverityHigh, "gosec:G404": specialist.SeverityMedium, "gosec:G401": specialist.SeverityMedium,
 	}
 	for _, f := range fs {
 		t.Logf("%s:%d %s %s %s", f.Path, f.Line, f.Rule, f.Severity, f.Headline)
