@@ -227,7 +227,48 @@ func (l *Logic) Review(ctx context.Context, c *change.Change) ([]specialist.Find
 	if err != nil {
 		return nil, err
 	}
+	fs, err = deprecatedBefore(ctx, c, fs)
+	if err != nil {
+		return nil, err
+	}
 	return oneTypeErrorShape(oneLostCancel(fs)), nil
+}
+
+// deprecatedName is the deprecated identifier SA1019's message names
+// ("net/http.CloseNotifier has been deprecated since …").
+var deprecatedName = regexp.MustCompile(`^(?:[\w./*()]+\.)?(\w+) has been deprecated`)
+
+// deprecatedBefore drops SA1019 where the file already used the
+// deprecated identifier at base: the change rewrote a line that used it
+// (gin d75fcd4 restructured its CloseNotify method, which implements the
+// deprecated http.CloseNotifier by design); a new use of it is still
+// reported.
+func deprecatedBefore(ctx context.Context, c *change.Change, fs []specialist.Finding) ([]specialist.Finding, error) {
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		files[f.Path()] = f
+	}
+	base := map[string]string{}
+	var err error
+	out := slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+		m := deprecatedName.FindStringSubmatch(f.Headline)
+		cf := files[f.Path]
+		if f.Rule != "staticcheck:SA1019" || m == nil || cf == nil || cf.OldPath == "" || cf.Status == change.StatusAdded || err != nil {
+			return false
+		}
+		src, ok := base[cf.OldPath]
+		if !ok {
+			var b []byte
+			if b, err = c.ReadFileAt(ctx, c.BaseSHA, cf.OldPath); err != nil {
+				err = fmt.Errorf("read %s at base: %w", cf.OldPath, err)
+				return false
+			}
+			src = string(b)
+			base[cf.OldPath] = src
+		}
+		return regexp.MustCompile(`\b` + regexp.QuoteMeta(m[1]) + `\b`).MatchString(src)
+	})
+	return out, err
 }
 
 // droppedBy is the dropped-error headline, naming the function.

@@ -411,3 +411,24 @@ func New(config Config) func() {
 		t.Fatalf("coverage gaps %q, want mw.go type-checked only in part", gaps)
 	}
 }
+
+// A line rewritten that keeps using a deprecated identifier the file used
+// at base is no new use (gin d75fcd4's CloseNotify); a file that starts
+// using one is.
+func TestReviewDeprecatedOnlyWhereNew(t *testing.T) {
+	t.Parallel()
+	old := "package rd\n\nimport \"strings\"\n\n// Head titles s.\nfunc Head(s string) string {\n\treturn strings.Title(s)\n}\n"
+	fs := reviewChange(t, "example.com/rd", map[string]string{"a.go": old, "b.go": "package rd\n"}, map[string]string{
+		"a.go": strings.Replace(old, "\treturn strings.Title(s)\n", "\tt := strings.Title(strings.TrimSpace(s))\n\treturn t\n", 1),
+		"b.go": "package rd\n\nimport \"strings\"\n\n// Name titles n.\nfunc Name(n string) string {\n\treturn strings.Title(n)\n}\n",
+	})
+	var got []string
+	for _, f := range fs {
+		if f.Rule == "staticcheck:SA1019" {
+			got = append(got, fmt.Sprintf("%s:%d", f.Path, f.Line))
+		}
+	}
+	if strings.Join(got, " ") != "b.go:7" {
+		t.Fatalf("SA1019 findings %v, want only b.go's new use on line 7", got)
+	}
+}
