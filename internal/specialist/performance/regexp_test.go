@@ -119,3 +119,70 @@ func TestReviewRegexpLoopInvariant(t *testing.T) {
 		}
 	}
 }
+
+// lookups query the database in loops: once per item is N+1; a loop that
+// stops at the first row found (a fallback through a few aliases) is not.
+const lookups = `package lookup
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Names fetches each user's name: one round trip per id.
+func Names(ctx context.Context, db *sql.DB, ids []int) ([]string, error) {
+	var out []string
+	for _, id := range ids {
+		var name string
+		if err := db.QueryRowContext(ctx, "SELECT name FROM users WHERE id = $1", id).Scan(&name); err != nil { // want:quorum:queryinloop
+			return nil, err
+		}
+		switch name {
+		case "":
+			break
+		default:
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// Stored looks a query up under the database's alias, then under none
+// (prest 8313b87).
+func Stored(ctx context.Context, db *sql.DB, aliases []string, name string) (string, error) {
+	var q string
+	var err error
+	for _, alias := range aliases {
+		err = db.QueryRowContext(ctx, "SELECT sql FROM queries WHERE alias = $1 AND name = $2", alias, name).Scan(&q) // clean
+		if err == nil {
+			break
+		}
+		if err != sql.ErrNoRows {
+			return "", err
+		}
+	}
+	return q, err
+}
+`
+
+func TestReviewQueryInLoopNotForSearches(t *testing.T) {
+	t.Parallel()
+	repo := goanalysistest.NewRepo(t)
+	repo.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/lookup"), "lookup/doc.go": "// Package lookup looks things up.\npackage lookup\n"})
+	base := repo.Commit("base")
+	repo.Write(map[string]string{"lookup/lookup.go": lookups})
+	fs, err := performance.New(goanalysistest.Loader()).Review(context.Background(), repo.Change(base, repo.Commit("head")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, f := range fs {
+		if f.Rule == "quorum:queryinloop" {
+			got = append(got, f.Line)
+		}
+	}
+	want := goanalysistest.Marked(lookups, "want:quorum:queryinloop")
+	if !slices.Equal(got, want) {
+		t.Fatalf("queryinloop on lines %v, want %v", got, want)
+	}
+}
