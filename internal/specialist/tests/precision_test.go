@@ -85,6 +85,26 @@ func TestGoNoCoverageAdviceWhereTheRepositoryKeepsNoTests(t *testing.T) {
 	check(t, fs, files)
 }
 
+// A Go package that had no test before the change (the handlers of
+// NyaaPantsu/nyaa, prest's adapters) gets no coverage advice, though the
+// repository tests other packages: its team does not test it, and would
+// get the note on every change. A new package still does (see
+// TestGoCoverageAdviceIsOneLowFinding).
+func TestGoNoCoverageAdviceInPackageNeverTested(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("package handlers\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n")
+	for i := range 45 {
+		fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
+	}
+	b.WriteString("\treturn r\n}\n")
+	fs, _, files := runReview(t, nil, map[string]string{
+		"handlers/doc.go":     "// Package handlers handles.\npackage handlers\n",
+		"other/other_test.go": "package other\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n",
+	}, map[string]string{"handlers/score.go": b.String()})
+	check(t, fs, files)
+}
+
 // New logic in a function the package's existing tests already call is
 // exercised by them: no coverage advice. Logic in a function no test
 // reaches still gets it.

@@ -125,6 +125,8 @@ type review struct {
 	covered map[string]map[string]bool
 	// goneDecls holds the names the change's Go source no longer declares.
 	goneDecls map[string]bool
+	// untestedDirs caches untestedPackage.
+	untestedDirs map[string]bool
 
 	findings []specialist.Finding
 }
@@ -924,6 +926,19 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 			out[x.path] = true // nor is any of its exports untested
 			continue
 		}
+		// A Go package that had no test before the change is one its
+		// team does not test (handlers, commands): a new package still
+		// gets the advice.
+		if x.eco.name == "go" {
+			untested, err := r.untestedPackage(path.Dir(x.path))
+			if err != nil {
+				return nil, err
+			}
+			if untested {
+				out[x.path] = true
+				continue
+			}
+		}
 		covered := r.testedAny[x.eco]
 		if x.eco.name == "go" {
 			covered = r.testedDirs[path.Dir(x.path)]
@@ -967,6 +982,35 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 			total, strings.Join(parts, "; "), first.path, suggestTest(first.eco, first.path)),
 	})
 	return out, nil
+}
+
+// untestedPackage reports whether the Go package in dir existed at base
+// with no test file; false when the change's source cannot list.
+func (r *review) untestedPackage(dir string) (bool, error) {
+	if r.untestedDirs == nil {
+		r.untestedDirs = map[string]bool{}
+	}
+	if v, ok := r.untestedDirs[dir]; ok {
+		return v, nil
+	}
+	files, err := r.c.ListFiles(r.ctx, r.c.BaseSHA, dir)
+	if errors.Is(err, change.ErrNoListing) || errors.Is(err, fs.ErrNotExist) {
+		return false, nil // a new package
+	}
+	if err != nil {
+		return false, fmt.Errorf("list %s at base: %w", dir, err)
+	}
+	src, tests := false, false
+	for _, f := range files {
+		switch {
+		case strings.HasSuffix(f, "_test.go"):
+			tests = true
+		case strings.HasSuffix(f, ".go"):
+			src = true
+		}
+	}
+	r.untestedDirs[dir] = src && !tests
+	return src && !tests, nil
 }
 
 // keepsTests returns, per ecosystem, whether the repository at head has
