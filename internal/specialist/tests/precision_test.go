@@ -341,3 +341,27 @@ func TestGoTestCodeCommentedOutIsReported(t *testing.T) {
 		want{"calc/calc_test.go", "// checkDash(t)", RuleCommentedOut, "medium"},
 		want{"calc/calc_test.go", "// t.Fatalf(\"Add(0, 0) = %d\", got)", RuleAssertionRemoved, "medium"})
 }
+
+// A test removed with the behaviour it checked, taken out of a function
+// that stays (filebrowser fb6aeba moved the scope collision check out of
+// CreateUserHome, and TestCreateUserHomeRejectsCollision with it), is no
+// loss; a test removed while its function keeps its logic still is.
+func TestGoTestRemovedWithBehaviourTakenOutIsClean(t *testing.T) {
+	t.Parallel()
+	src := "package home\n\nimport \"errors\"\n\n// Taken reports whether scope is in use.\nvar Taken func(string) bool\n\n// Create makes the home of user.\nfunc Create(user string) (string, error) {\n\tscope := \"/users/\" + user\n\tif Taken != nil && Taken(scope) {\n\t\terr := errors.New(\"scope taken\")\n\t\treturn \"\", err\n\t}\n\treturn scope, nil\n}\n\n// Base is the base of scope.\nfunc Base(scope string) string {\n\tif scope == \"\" {\n\t\treturn \"/\"\n\t}\n\treturn scope\n}\n"
+	test := "package home\n\nimport \"testing\"\n\nfunc TestCreate(t *testing.T) {\n\tif s, _ := Create(\"a\"); s != \"/users/a\" {\n\t\tt.Fatal(s)\n\t}\n}\n\nfunc TestCreateRejectsCollision(t *testing.T) {\n\tTaken = func(string) bool { return true }\n\tif _, err := Create(\"a\"); err == nil {\n\t\tt.Fatal(\"no error\")\n\t}\n}\n\nfunc TestBaseEmpty(t *testing.T) {\n\tif Base(\"\") != \"/\" {\n\t\tt.Fatal(\"base\")\n\t}\n}\n"
+	headSrc := strings.Replace(src, "\tif Taken != nil && Taken(scope) {\n\t\terr := errors.New(\"scope taken\")\n\t\treturn \"\", err\n\t}\n", "", 1)
+	headSrc = strings.Replace(headSrc, "import \"errors\"\n\n", "", 1)
+	headTest := strings.Replace(test, "func TestCreateRejectsCollision(t *testing.T) {\n\tTaken = func(string) bool { return true }\n\tif _, err := Create(\"a\"); err == nil {\n\t\tt.Fatal(\"no error\")\n\t}\n}\n\n", "", 1)
+	fs, _, files := runReview(t, nil, map[string]string{"home/home.go": src, "home/home_test.go": test},
+		map[string]string{"home/home.go": headSrc, "home/home_test.go": headTest})
+	check(t, fs, files)
+
+	// Base keeps its logic: removing its test is reported.
+	headTest = strings.Replace(test, "func TestBaseEmpty(t *testing.T) {\n\tif Base(\"\") != \"/\" {\n\t\tt.Fatal(\"base\")\n\t}\n}\n", "", 1)
+	fs, _, _ = runReview(t, nil, map[string]string{"home/home.go": src, "home/home_test.go": test},
+		map[string]string{"home/home.go": src, "home/home_test.go": headTest})
+	if len(fs) != 1 || fs[0].Rule != RuleTestDeleted || !strings.Contains(fs[0].Headline, "TestBaseEmpty") {
+		t.Fatalf("findings %+v, want TestBaseEmpty's removal", fs)
+	}
+}
