@@ -45,6 +45,7 @@ import (
 	"honnef.co/go/tools/staticcheck"
 
 	"github.com/quorum-review/quorum/internal/analyzer/droppederror"
+	"github.com/quorum-review/quorum/internal/analyzer/lenguard"
 	"github.com/quorum-review/quorum/internal/analyzer/netcontext"
 	"github.com/quorum-review/quorum/internal/analyzer/printnewline"
 	"github.com/quorum-review/quorum/internal/analyzer/release"
@@ -180,8 +181,10 @@ func New(loader *goanalysis.Loader) *Logic {
 		// printf pass of the x/tools we pin no longer reports;
 		{printnewline.Analyzer, classified{"quorum:print-newline", specialist.SeverityLow}},
 		// a cancel function of golang.org/x/net/context discarded
-		// (vet's lostcancel knows only the standard library's).
+		// (vet's lostcancel knows only the standard library's);
 		{netcontext.Analyzer, classified{"quorum:lostcancel", specialist.SeverityHigh}},
+		// an index one past what the length check before it ensures.
+		{lenguard.Analyzer, classified{"quorum:len-guard", specialist.SeverityHigh}},
 	} {
 		l.analyzers = append(l.analyzers, own.a)
 		l.rules[own.a] = own.classified
