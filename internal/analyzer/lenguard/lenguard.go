@@ -310,17 +310,5 @@ func mentionsLen(n ast.Node, x string) bool {
 			return true // switch { case len(x) > 2: … }: conditions inside
 		}
 	}
-	if head == nil {
-		return false
-	}
-	found := false
-	ast.Inspect(head, func(m ast.Node) bool {
-		if c, ok := m.(*ast.CallExpr); ok && len(c.Args) == 1 {
-			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "len" && types.ExprString(c.Args[0]) == x {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	return head != nil && mentionsLenIn(head, x)
 }

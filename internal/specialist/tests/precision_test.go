@@ -44,22 +44,25 @@ func TestGoRenameTouchingFiveCallersIsClean(t *testing.T) {
 	check(t, fs, files)
 }
 
+// scoreSource is a package pkg whose Score function has 45 branches of new
+// logic.
+func scoreSource(pkg string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "package %s\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n", pkg)
+	for i := range 45 {
+		fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
+	}
+	b.WriteString("\treturn r\n}\n")
+	return b.String()
+}
+
 // New behavior in several files of untested packages is one finding, on
 // the first file, naming them all, and never above low however large.
 func TestGoCoverageAdviceIsOneLowFinding(t *testing.T) {
 	t.Parallel()
-	body := func(name string) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "package %s\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n", name)
-		for i := range 45 {
-			fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
-		}
-		b.WriteString("\treturn r\n}\n")
-		return b.String()
-	}
 	// The repository keeps Go tests, elsewhere.
 	base := map[string]string{"README.md": "x\n", "other/other_test.go": "package other\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n"}
-	fs, _, files := runReview(t, nil, base, map[string]string{"alpha/score.go": body("alpha"), "beta/score.go": body("beta")})
+	fs, _, files := runReview(t, nil, base, map[string]string{"alpha/score.go": scoreSource("alpha"), "beta/score.go": scoreSource("beta")})
 	// The exports of the files it names are not reported again.
 	check(t, fs, files, want{"alpha/score.go", "", RuleUntestedChange, "low"})
 	for _, f := range fs {
@@ -74,14 +77,8 @@ func TestGoCoverageAdviceIsOneLowFinding(t *testing.T) {
 // that language: every change would get it, and the team would mute it.
 func TestGoNoCoverageAdviceWhereTheRepositoryKeepsNoTests(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("package alpha\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n")
-	for i := range 45 {
-		fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
-	}
-	b.WriteString("\treturn r\n}\n")
 	fs, _, files := runReview(t, nil, map[string]string{"README.md": "x\n", "web/app.test.js": "test('x', () => {})\n"},
-		map[string]string{"alpha/score.go": b.String()})
+		map[string]string{"alpha/score.go": scoreSource("alpha")})
 	check(t, fs, files)
 }
 
@@ -92,16 +89,10 @@ func TestGoNoCoverageAdviceWhereTheRepositoryKeepsNoTests(t *testing.T) {
 // TestGoCoverageAdviceIsOneLowFinding).
 func TestGoNoCoverageAdviceInPackageNeverTested(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("package handlers\n\n// Score scores v.\nfunc Score(v int) int {\n\tr := 0\n")
-	for i := range 45 {
-		fmt.Fprintf(&b, "\tif v > %d {\n\t\tr += %d\n\t}\n", i, i*3)
-	}
-	b.WriteString("\treturn r\n}\n")
 	fs, _, files := runReview(t, nil, map[string]string{
 		"handlers/doc.go":     "// Package handlers handles.\npackage handlers\n",
 		"other/other_test.go": "package other\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n",
-	}, map[string]string{"handlers/score.go": b.String()})
+	}, map[string]string{"handlers/score.go": scoreSource("handlers")})
 	check(t, fs, files)
 }
 
