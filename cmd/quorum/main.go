@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -43,14 +45,64 @@ func exitCode(err error, stderr io.Writer) int {
 // the module version from the build info is used.
 var version = ""
 
-func buildVersion() string {
-	if version != "" {
-		return version
+// build is what the binary knows of where it was built from: its release
+// version (or "dev"), and the commit, commit time and whether the tree had
+// uncommitted changes, as the go command stamps them (vcs.revision,
+// vcs.time, vcs.modified) when it builds inside a git work tree.
+type build struct {
+	Version  string
+	Commit   string
+	Time     string
+	Modified string // "true", "false" or "" when unknown
+}
+
+// readBuild reads the binary's build information.
+func readBuild() build {
+	b := build{Version: version}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		b.Version = cmp.Or(b.Version, "dev")
+		return b
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if b.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		b.Version = bi.Main.Version
 	}
-	return "dev"
+	b.Version = cmp.Or(b.Version, "dev")
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			b.Commit = st.Value
+		case "vcs.time":
+			b.Time = st.Value
+		case "vcs.modified":
+			b.Modified = st.Value
+		}
+	}
+	return b
+}
+
+// String is the version in one word, as /healthz, the User-Agent and the
+// start log line give it: "v1.4.0+2d1ce9b1a2b3", "dev+2d1ce9b1a2b3.dirty".
+func (b build) String() string {
+	s := b.Version
+	if len(b.Commit) >= 12 && !strings.Contains(s, b.Commit[:12]) {
+		s += "+" + b.Commit[:12]
+		if b.Modified == "true" {
+			s += ".dirty"
+		}
+	}
+	return s
+}
+
+// buildVersion is the version in one word (see build.String).
+func buildVersion() string { return readBuild().String() }
+
+// printVersion prints the version and where the binary was built from.
+func printVersion(w io.Writer) {
+	b := readBuild()
+	unknown := func(s string) string { return cmp.Or(s, "unknown") }
+	fmt.Fprintf(w, "quorum %s\ncommit:   %s\ntime:     %s\nmodified: %s\ngo:       %s\n",
+		b, unknown(b.Commit), unknown(b.Time), unknown(b.Modified), runtime.Version())
 }
 
 const topUsage = `quorum reviews pull requests: four specialists (logic, security, performance,
@@ -64,7 +116,8 @@ Commands:
   review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
   webhook    manage webhook endpoints and their deliveries
-  version    print the version
+  version    print the version, the commit, its time and whether the
+             tree it was built from had uncommitted changes
 
 Run "quorum <command> --help" for a command's flags. Every flag can also be
 set through the environment variable named in its help.
@@ -88,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "webhook":
 		return runWebhook(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "quorum %s\n", buildVersion())
+		printVersion(stdout)
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)

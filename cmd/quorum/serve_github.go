@@ -89,6 +89,7 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 		CheckRuns:     *f.checkRuns,
 		ReviewDrafts:  *f.reviewDrafts,
 		CacheDir:      *f.cacheDir,
+		Version:       buildVersion(),
 	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = defaultGitHubCacheDir(db)

@@ -59,12 +59,13 @@ func (s *Server) serveOpenAPI() http.Handler {
 }
 
 type healthStatus struct {
-	Status string `json:"status"`
+	Status  string `json:"status"`
+	Version string `json:"version,omitempty"`
 }
 
 func (s *Server) healthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, healthStatus{Status: "ok"})
+		writeJSON(w, healthStatus{Status: "ok", Version: s.cfg.Version})
 	})
 }
 

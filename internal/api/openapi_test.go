@@ -109,7 +109,11 @@ func TestOpenAPIConformance(t *testing.T) {
 
 		t.Run("meta", func(t *testing.T) {
 			b.get(t, "/v1/openapi.json", "").want(t, http.StatusOK)
-			b.get(t, "/healthz", "").want(t, http.StatusOK)
+			var health struct{ Status, Version string }
+			b.get(t, "/healthz", "").want(t, http.StatusOK).json(t, &health)
+			if health.Status != "ok" || health.Version != "test" {
+				t.Errorf("/healthz = %+v, want status ok and the server's version", health)
+			}
 			b.get(t, "/readyz", "").want(t, http.StatusOK)
 			b.get(t, "/docs/api/errors", "").want(t, http.StatusOK)
 			b.get(t, "/v1/nope", "").want(t, http.StatusNotFound).problem(t, codeNotFound)

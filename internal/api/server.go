@@ -40,7 +40,7 @@ type Config struct {
 	// WebhookMaxEndpoints bounds an account's live webhook endpoints
 	// (webhook.DefaultMaxEndpoints when 0).
 	WebhookMaxEndpoints int
-	// Version is reported in the User-Agent of nothing yet and in /healthz.
+	// Version is reported in /healthz.
 	Version string
 }
 

@@ -57,6 +57,8 @@ type Config struct {
 	// for a week is removed); "" is quorum-github in the system's
 	// temporary directory.
 	CacheDir string
+	// Version goes in the User-Agent of API calls: quorum/<version>.
+	Version string
 }
 
 func (c Config) withDefaults() Config {
@@ -110,7 +112,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger, now func() time.Time) (*App
 	if now == nil {
 		now = time.Now
 	}
-	base := http.DefaultTransport
+	// Every request, the installation token's too, says who makes it.
+	base := userAgent{agent: strings.TrimSuffix("quorum/"+cfg.Version, "/"), next: http.DefaultTransport}
 	apps, err := ghinstallation.NewAppsTransport(base, cfg.AppID, cfg.PrivateKeyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("github app: read the private key: %w", err)
@@ -145,13 +148,27 @@ func (a *App) client(installationID int64) (*gh.Client, error) {
 	return a.newClient(a.transport(installationID))
 }
 
+// userAgent sets the User-Agent of the requests it passes on.
+type userAgent struct {
+	agent string
+	next  http.RoundTripper
+}
+
+// RoundTrip sets the User-Agent on a copy of r and passes it on.
+func (u userAgent) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("User-Agent", u.agent)
+	return u.next.RoundTrip(r)
+}
+
 // newClient returns an API client authenticating with transport (the
 // App's or an installation's).
 func (a *App) newClient(transport http.RoundTripper) (*gh.Client, error) {
 	c, err := gh.NewClient(
 		gh.WithHTTPClient(&http.Client{Transport: transport, Timeout: apiTimeout}),
 		gh.WithEnterpriseURLs(a.cfg.APIURL, a.cfg.APIURL),
-		gh.WithUserAgent("quorum"),
+		gh.WithUserAgent(strings.TrimSuffix("quorum/"+a.cfg.Version, "/")),
+
 		// Rate limits are the jobs' to handle: they snooze until the reset.
 		gh.WithDisableRateLimitCheck(),
 	)

@@ -128,6 +128,22 @@ func byPath(cs []githubtest.ReviewComment) map[string][]githubtest.ReviewComment
 	return out
 }
 
+// API calls say who makes them: quorum/<version>.
+func TestAPICallsCarryTheVersion(t *testing.T) {
+	t.Parallel()
+	p := setupPosting(t, storetest.SQLite(t), Config{Version: "v1.4.0+2d1ce9b4982e"})
+	p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "fp-one")))
+	reqs := p.gh.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no API request")
+	}
+	for _, r := range reqs {
+		if r.UserAgent != "quorum/v1.4.0+2d1ce9b4982e" {
+			t.Fatalf("%s %s carried User-Agent %q", r.Method, r.Path, r.UserAgent)
+		}
+	}
+}
+
 func TestPostPlacesCommentsOnTheirLines(t *testing.T) {
 	t.Parallel()
 	p := setupPosting(t, storetest.SQLite(t), Config{})

@@ -100,10 +100,11 @@ type Server struct {
 
 // Request is one API request the double received.
 type Request struct {
-	Method string
-	Path   string
-	Accept string
-	Body   []byte
+	Method    string
+	Path      string
+	Accept    string
+	UserAgent string
+	Body      []byte
 }
 
 type repo struct {
@@ -410,7 +411,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: req.URL.Path, Accept: r.Header.Get("Accept"), Body: body})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: req.URL.Path, Accept: r.Header.Get("Accept"), UserAgent: r.Header.Get("User-Agent"), Body: body})
 	s.mu.Unlock()
 
 	rec := httptest.NewRecorder()
