@@ -1,4 +1,4 @@
-package goanalysis_test
+package udiff_test
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/udiff"
 )
 
 // numbered returns n lines "line 1\n" … "line n\n".
@@ -44,47 +44,47 @@ func TestUnifiedDiffApplies(t *testing.T) {
 	cases := []struct {
 		name  string
 		old   string
-		edits func(old string) []goanalysis.Edit
+		edits func(old string) []udiff.Edit
 	}{
-		{"one line in the middle", long, func(o string) []goanalysis.Edit {
+		{"one line in the middle", long, func(o string) []udiff.Edit {
 			i := at(t, o, "line 15")
-			return []goanalysis.Edit{{Start: i, End: i + len("line 15"), Text: "LINE fifteen"}}
+			return []udiff.Edit{{Start: i, End: i + len("line 15"), Text: "LINE fifteen"}}
 		}},
-		{"first line", long, func(o string) []goanalysis.Edit {
-			return []goanalysis.Edit{{Start: 0, End: len("line 1"), Text: "first"}}
+		{"first line", long, func(o string) []udiff.Edit {
+			return []udiff.Edit{{Start: 0, End: len("line 1"), Text: "first"}}
 		}},
-		{"last line", long, func(o string) []goanalysis.Edit {
+		{"last line", long, func(o string) []udiff.Edit {
 			i := at(t, o, "line 30")
-			return []goanalysis.Edit{{Start: i, End: len(o), Text: "last\n"}}
+			return []udiff.Edit{{Start: i, End: len(o), Text: "last\n"}}
 		}},
-		{"no newline at end of file", "a\nb\nc", func(o string) []goanalysis.Edit {
-			return []goanalysis.Edit{{Start: 4, End: 5, Text: "C"}}
+		{"no newline at end of file", "a\nb\nc", func(o string) []udiff.Edit {
+			return []udiff.Edit{{Start: 4, End: 5, Text: "C"}}
 		}},
-		{"adds a newline at end of file", "a\nb\nc", func(o string) []goanalysis.Edit {
-			return []goanalysis.Edit{{Start: 5, End: 5, Text: "\nd\n"}}
+		{"adds a newline at end of file", "a\nb\nc", func(o string) []udiff.Edit {
+			return []udiff.Edit{{Start: 5, End: 5, Text: "\nd\n"}}
 		}},
-		{"insertion of lines", long, func(o string) []goanalysis.Edit {
+		{"insertion of lines", long, func(o string) []udiff.Edit {
 			i := at(t, o, "line 10")
-			return []goanalysis.Edit{{Start: i, End: i, Text: "new a\nnew b\n"}}
+			return []udiff.Edit{{Start: i, End: i, Text: "new a\nnew b\n"}}
 		}},
-		{"deletion of lines", long, func(o string) []goanalysis.Edit {
+		{"deletion of lines", long, func(o string) []udiff.Edit {
 			i, j := at(t, o, "line 10"), at(t, o, "line 13")
-			return []goanalysis.Edit{{Start: i, End: j}}
+			return []udiff.Edit{{Start: i, End: j}}
 		}},
-		{"insertion at end of file", long, func(o string) []goanalysis.Edit {
-			return []goanalysis.Edit{{Start: len(o), End: len(o), Text: "tail\n"}}
+		{"insertion at end of file", long, func(o string) []udiff.Edit {
+			return []udiff.Edit{{Start: len(o), End: len(o), Text: "tail\n"}}
 		}},
-		{"two hunks", long, func(o string) []goanalysis.Edit {
+		{"two hunks", long, func(o string) []udiff.Edit {
 			i, j := at(t, o, "line 3\n"), at(t, o, "line 25")
-			return []goanalysis.Edit{{Start: j, End: j + 4, Text: "LINE"}, {Start: i, End: i + 4, Text: "LINE"}}
+			return []udiff.Edit{{Start: j, End: j + 4, Text: "LINE"}, {Start: i, End: i + 4, Text: "LINE"}}
 		}},
-		{"edits close enough to share a hunk", long, func(o string) []goanalysis.Edit {
+		{"edits close enough to share a hunk", long, func(o string) []udiff.Edit {
 			i, j := at(t, o, "line 12"), at(t, o, "line 17")
-			return []goanalysis.Edit{{Start: i, End: i + 4, Text: "L"}, {Start: j, End: j + 4, Text: "L"}}
+			return []udiff.Edit{{Start: i, End: i + 4, Text: "L"}, {Start: j, End: j + 4, Text: "L"}}
 		}},
-		{"two edits on one line", long, func(o string) []goanalysis.Edit {
+		{"two edits on one line", long, func(o string) []udiff.Edit {
 			i := at(t, o, "line 20")
-			return []goanalysis.Edit{{Start: i, End: i + 1, Text: "L"}, {Start: i + 5, End: i + 7, Text: "twenty"}}
+			return []udiff.Edit{{Start: i, End: i + 1, Text: "L"}, {Start: i + 5, End: i + 7, Text: "twenty"}}
 		}},
 	}
 	for _, tc := range cases {
@@ -94,7 +94,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 			r.Write(map[string]string{"dir/file.go": tc.old})
 			r.Commit("base")
 			edits := tc.edits(tc.old)
-			patch, err := goanalysis.UnifiedDiffForTest("dir/file.go", []byte(tc.old), edits)
+			patch, err := udiff.Unified("dir/file.go", []byte(tc.old), edits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,25 +117,25 @@ func TestUnifiedDiffApplies(t *testing.T) {
 
 func TestUnifiedDiffRefusesBadEdits(t *testing.T) {
 	t.Parallel()
-	for name, edits := range map[string][]goanalysis.Edit{
+	for name, edits := range map[string][]udiff.Edit{
 		"out of range": {{Start: 2, End: 99}},
 		"backwards":    {{Start: 3, End: 2}},
 		"overlapping":  {{Start: 0, End: 3}, {Start: 2, End: 4}},
 	} {
-		if _, err := goanalysis.UnifiedDiffForTest("f", []byte("abcdef\n"), edits); err == nil {
+		if _, err := udiff.Unified("f", []byte("abcdef\n"), edits); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if d, err := goanalysis.UnifiedDiffForTest("f", []byte("abc\n"), []goanalysis.Edit{{Start: 0, End: 1, Text: "a"}}); err != nil || d != "" {
+	if d, err := udiff.Unified("f", []byte("abc\n"), []udiff.Edit{{Start: 0, End: 1, Text: "a"}}); err != nil || d != "" {
 		t.Errorf("an edit that changes nothing gives %q, %v; want no patch", d, err)
 	}
 }
 
 // apply applies non-overlapping edits to old.
-func apply(old string, edits []goanalysis.Edit) string {
+func apply(old string, edits []udiff.Edit) string {
 	var b strings.Builder
 	pos := 0
-	sorted := append([]goanalysis.Edit(nil), edits...)
+	sorted := append([]udiff.Edit(nil), edits...)
 	for i := 1; i < len(sorted); i++ {
 		for j := i; j > 0 && sorted[j].Start < sorted[j-1].Start; j-- {
 			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
