@@ -10,9 +10,7 @@ func (l *Loader) EnvironmentForTest() ([]string, error) {
 
 // BaseLoadedForTest reports whether a load of a change's base is kept.
 func (l *Loader) BaseLoadedForTest() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := range l.loads {
+	for _, k := range l.loads.Keys() {
 		if strings.HasPrefix(k, "base\x00") {
 			return true
 		}

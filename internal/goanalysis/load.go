@@ -49,6 +49,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/memo"
 )
 
 // DefaultTimeout bounds loading the packages of one change; past it the
@@ -92,8 +93,7 @@ type Loader struct {
 	// partly are the stand-ins of analyzers that need complete types,
 	// for partly typed packages (RegisterPartly).
 	partly    map[*analysis.Analyzer]*analysis.Analyzer
-	loads     map[string]*load
-	order     []string
+	loads     *memo.Memo[*Program]
 	envOnce   sync.Once
 	env       []string
 	goVersion string
@@ -118,15 +118,9 @@ func (l *Loader) RegisterPartly(full, standIn *analysis.Analyzer) {
 // weighs a few hundred megabytes, so no more are kept.
 const keep = 2
 
-type load struct {
-	done chan struct{}
-	prog *Program
-	err  error
-}
-
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
-	return &Loader{cfg: cfg, loads: map[string]*load{}}
+	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}}
 }
 
 // Register adds analyzers that every load runs, once, in one pass of the
@@ -269,45 +263,7 @@ func (l *Loader) Load(ctx context.Context, c *change.Change) (*Program, error) {
 // cached returns the program of key, loading it with load once however
 // many callers ask at once; the last few are kept.
 func (l *Loader) cached(ctx context.Context, key string, fn func() (*Program, error)) (*Program, error) {
-	l.mu.Lock()
-	ld, ok := l.loads[key]
-	if !ok {
-		ld = &load{done: make(chan struct{})}
-		l.loads[key] = ld
-		l.order = append(l.order, key)
-		if len(l.order) > keep {
-			delete(l.loads, l.order[0])
-			l.order = l.order[1:]
-		}
-		l.mu.Unlock()
-		ld.prog, ld.err = fn()
-		close(ld.done)
-		if ld.err != nil {
-			// A failure (a cancelled context, say) is not kept: the next
-			// caller tries again.
-			l.forget(key, ld)
-		}
-		return ld.prog, ld.err
-	}
-	l.mu.Unlock()
-	select {
-	case <-ld.done:
-		if ld.err != nil {
-			return l.cached(ctx, key, fn)
-		}
-		return ld.prog, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (l *Loader) forget(key string, ld *load) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.loads[key] == ld {
-		delete(l.loads, key)
-		l.order = slices.DeleteFunc(l.order, func(k string) bool { return k == key })
-	}
+	return l.loads.Do(ctx, key, fn)
 }
 
 // changedGoFiles returns the Go files present at head that the change
