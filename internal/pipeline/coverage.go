@@ -2,61 +2,18 @@ package pipeline
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/lang"
 )
 
 // gap is a changed source file that no engine analysed, and why.
 type gap struct {
 	path, reason string
-}
-
-// languages maps file extensions (and a few whole names) of source code
-// to their language. Documentation, configuration, lock and data files are
-// not source: they need no engine.
-var languages = map[string]string{
-	".go": "Go",
-	".py": "Python", ".pyi": "Python",
-	".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".jsx": "JavaScript",
-	".ts": "TypeScript", ".mts": "TypeScript", ".cts": "TypeScript", ".tsx": "TypeScript",
-	".vue": "Vue", ".svelte": "Svelte",
-	".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ksh": "shell",
-	"Dockerfile": "Dockerfile", "Containerfile": "Dockerfile",
-	".rb": "Ruby", ".java": "Java", ".kt": "Kotlin", ".kts": "Kotlin", ".scala": "Scala",
-	".rs": "Rust", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".cxx": "C++", ".hpp": "C++", ".hh": "C++",
-	".cs": "C#", ".fs": "F#", ".php": "PHP", ".swift": "Swift", ".m": "Objective-C", ".mm": "Objective-C",
-	".lua": "Lua", ".pl": "Perl", ".pm": "Perl", ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang",
-	".hs": "Haskell", ".ml": "OCaml", ".dart": "Dart", ".r": "R", ".R": "R", ".jl": "Julia",
-	".sql": "SQL", ".ps1": "PowerShell", ".groovy": "Groovy", ".clj": "Clojure", ".zig": "Zig",
-	".tf": "Terraform", ".sol": "Solidity",
-}
-
-// Language returns the programming language of a file by its name, or ""
-// for a file that is not source code (documentation, data, configuration).
-// Go files the go command ignores (under testdata, or a directory whose
-// name starts with "_" or ".") are test data, not source.
-func Language(p string) string {
-	base := path.Base(p)
-	if l, ok := languages[base]; ok {
-		return l
-	}
-	if strings.HasPrefix(base, "Dockerfile.") || strings.HasSuffix(base, ".dockerfile") {
-		return "Dockerfile"
-	}
-	l := languages[path.Ext(base)]
-	if l == "Go" {
-		for _, part := range strings.Split(path.Dir(p), "/") {
-			if part == "testdata" || (part != "." && (strings.HasPrefix(part, "_") || strings.HasPrefix(part, "."))) {
-				return ""
-			}
-		}
-	}
-	return l
 }
 
 // unanalysed returns the changed source files (present at head) that no
@@ -82,13 +39,13 @@ func unanalysed(c *change.Change, outcomes []Outcome) []gap {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
-		lang := Language(f.NewPath)
-		if lang == "" || analysed[f.NewPath] {
+		l := lang.Of(f.NewPath)
+		if l == "" || analysed[f.NewPath] {
 			continue
 		}
 		why := strings.Join(reasons[f.NewPath], "; ")
 		if why == "" {
-			why = fmt.Sprintf("no engine reviews %s", lang)
+			why = fmt.Sprintf("no engine reviews %s", l)
 		}
 		gaps = append(gaps, gap{path: f.NewPath, reason: why})
 	}

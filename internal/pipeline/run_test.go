@@ -392,19 +392,6 @@ func TestUnanalysedSourceIsNotApproved(t *testing.T) {
 	}
 }
 
-func TestLanguage(t *testing.T) {
-	t.Parallel()
-	for p, want := range map[string]string{
-		"a/b.go": "Go", "x/testdata/t.go": "", "_old/x.go": "", "tool.py": "Python", "web/app.tsx": "TypeScript",
-		"Dockerfile": "Dockerfile", "deploy/Dockerfile.prod": "Dockerfile", "ci/run.sh": "shell",
-		"README.md": "", "go.mod": "", "config.yaml": "", "data.json": "",
-	} {
-		if got := Language(p); got != want {
-			t.Errorf("Language(%q) = %q, want %q", p, got, want)
-		}
-	}
-}
-
 func TestSummary(t *testing.T) {
 	t.Parallel()
 	c := fixture(t)
