@@ -67,3 +67,26 @@ func NotAnalysed(ctx context.Context, reason string, paths ...string) {
 		}
 	}
 }
+
+// rulesKey carries a repository's choice of rules in a context.
+type rulesKey struct{}
+
+// Rules is a repository's choice of which analyzer rules run beyond the
+// defaults (.quorum.yaml's rules): ids such as "ruff:S311".
+type Rules struct {
+	// Enable turns on known rules that are off by default; Disable turns
+	// rules off, and wins.
+	Enable, Disable []string
+}
+
+// WithRules returns a context whose engines follow rs.
+func WithRules(ctx context.Context, rs Rules) context.Context {
+	return context.WithValue(ctx, rulesKey{}, rs)
+}
+
+// RulesOf returns the repository's choice of rules the pipeline gave the
+// specialist; none outside the pipeline.
+func RulesOf(ctx context.Context) Rules {
+	rs, _ := ctx.Value(rulesKey{}).(Rules)
+	return rs
+}

@@ -1,0 +1,503 @@
+package polyglot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/memo"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/udiff"
+)
+
+// DefaultTimeout bounds one run of one analyzer.
+const DefaultTimeout = 60 * time.Second
+
+// maxFile is the largest file an analyzer is given; a larger changed file
+// is noted as not analysed.
+const maxFile = 2 << 20
+
+// Config configures an Engine.
+type Config struct {
+	// Dir is where `quorum analyzers install` put the analyzers;
+	// DefaultDir when empty. PATH is searched after it.
+	Dir string
+	// Timeout bounds each run of an analyzer (DefaultTimeout when 0).
+	Timeout time.Duration
+}
+
+// Engine runs the analyzers on changes. The specialists of a review share
+// one Engine: each change is analysed once, whoever asks first, and each
+// specialist takes the findings of its rules. It is safe for concurrent
+// use.
+type Engine struct {
+	dir     string
+	timeout time.Duration
+	found   map[*Tool]Found
+	order   []Found
+	runs    memo.Memo[*outcome]
+}
+
+// New locates the analyzers (see Locate) and returns an engine that runs
+// the ones found.
+func New(ctx context.Context, cfg Config) *Engine {
+	if cfg.Dir == "" {
+		cfg.Dir = DefaultDir()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	e := &Engine{dir: cfg.Dir, timeout: cfg.Timeout, found: map[*Tool]Found{}, runs: memo.Memo[*outcome]{Keep: 2}}
+	e.order = Locate(ctx, cfg.Dir)
+	for _, f := range e.order {
+		e.found[f.Tool] = f
+	}
+	return e
+}
+
+// Found says which analyzers the engine runs, and why not the others.
+func (e *Engine) Found() []Found { return slices.Clone(e.order) }
+
+// outcome is what the analyzers made of one change.
+type outcome struct {
+	// files are the changed files of the analyzers' languages.
+	files []fileRun
+	// diags are their reports at head on every known rule.
+	diags []diag
+	// head holds the changed files' contents at head.
+	head map[string][]byte
+	// twins counts the reports at base, by twinKey: a report on the
+	// same rule and the same line text is not new.
+	twins map[string]int
+}
+
+type fileRun struct {
+	path string
+	tool *Tool
+	// why it was not analysed; empty when it was.
+	why string
+}
+
+func twinKey(rule, path, text string) string {
+	return rule + "\x00" + path + "\x00" + strings.TrimSpace(text)
+}
+
+// Findings returns the findings of specialist name's rules that the change
+// introduced: on lines it added or modified, and not reported of the same
+// line at base. It tells the pipeline which changed files each analyzer
+// analysed and why the others were not. A change without files of these
+// languages has none.
+func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([]specialist.Finding, error) {
+	rs := specialist.RulesOf(ctx)
+	extra := oxlintExtras(rs)
+	key := c.BaseSHA + ".." + c.HeadSHA + "\x00" + strings.Join(extra, ",")
+	o, err := e.runs.Do(ctx, key, func() (*outcome, error) { return e.run(ctx, c, extra) })
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range o.files {
+		if f.why == "" {
+			specialist.Analysed(ctx, f.tool.Name, f.path)
+		} else {
+			specialist.NotAnalysed(ctx, f.why, f.path)
+		}
+	}
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		files[f.Path()] = f
+	}
+	twins := map[string]int{}
+	for k, n := range o.twins {
+		twins[k] = n
+	}
+	var fs []specialist.Finding
+	for _, d := range o.diags {
+		r, ok := lookup(d.rule)
+		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], d) {
+			continue
+		}
+		text := lineText(o.head[d.path], d.line)
+		if r.keep != nil && !r.keep(d.message, instruction(o.head[d.path], d)) {
+			continue
+		}
+		if k := twinKey(d.rule, d.path, text); twins[k] > 0 {
+			twins[k]--
+			continue
+		}
+		fs = append(fs, e.finding(d, r, o.head[d.path]))
+	}
+	return specialist.OnChangedLines(c, fs), nil
+}
+
+// changed reports whether a report lies on lines the change added or
+// modified.
+func changed(f *change.File, d diag) bool {
+	if f == nil {
+		return false
+	}
+	for l := d.line; l <= max(d.endLine, d.line); l++ {
+		if f.Changed(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// finding turns a report into a finding.
+func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
+	tool, code, _ := strings.Cut(d.rule, ":")
+	headline, rest, _ := strings.Cut(strings.TrimSpace(d.message), "\n")
+	var body []string
+	if rest = strings.TrimSpace(rest); rest != "" {
+		body = append(body, rest)
+	}
+	if d.help != "" {
+		body = append(body, d.help)
+	}
+	what := code
+	if d.name != "" && d.name != code {
+		what += " " + d.name
+	}
+	src := fmt.Sprintf("Found by %s %s (rule %s)", tool, e.found[toolNamed(tool)].Version, what)
+	if d.url != "" {
+		src += "; see " + d.url
+	}
+	body = append(body, src+".")
+	f := specialist.Finding{
+		Rule:     d.rule,
+		Category: r.Category,
+		Severity: r.Severity,
+		Path:     d.path,
+		Line:     d.line,
+		EndLine:  max(d.endLine, d.line),
+		Headline: headline,
+		Engine:   specialist.EngineBuiltin,
+	}
+	if len(d.fix) > 0 && head != nil {
+		if p, err := udiff.Unified(d.path, head, d.fix); err == nil && p != "" {
+			f.SuggestedPatch = p
+			if d.fixMessage != "" {
+				body = append(body, "Suggested fix: "+strings.TrimSuffix(d.fixMessage, ".")+".")
+			}
+		}
+	}
+	f.Body = strings.Join(body, "\n\n")
+	return f
+}
+
+func toolNamed(name string) *Tool {
+	for _, t := range Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// lineText is line n (1-based) of b, without its newline.
+func lineText(b []byte, n int) string {
+	for i := 1; len(b) > 0; i++ {
+		l, rest, _ := bytes.Cut(b, []byte("\n"))
+		if i == n {
+			return string(l)
+		}
+		b = rest
+	}
+	return ""
+}
+
+// instruction is the text a rule's keep decides by: the report's lines,
+// and for a Dockerfile the rest of the instruction (its continued lines).
+func instruction(b []byte, d diag) string {
+	end := max(d.endLine, d.line)
+	var parts []string
+	for n := d.line; n <= end+200; n++ {
+		t := lineText(b, n)
+		parts = append(parts, t)
+		if n >= end && !(strings.HasPrefix(d.rule, "hadolint:") && strings.HasSuffix(strings.TrimSpace(t), "\\")) {
+			break
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// oxlintExtras are the oxlint rules a repository turned on that are off
+// by default: oxlint runs only the rules asked for, so they are part of
+// what is asked.
+func oxlintExtras(rs specialist.Rules) []string {
+	var out []string
+	for _, id := range rs.Enable {
+		if code, ok := strings.CutPrefix(id, "oxlint:"); ok {
+			if r, known := lookup(id); known && !r.On {
+				out = append(out, code)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// run copies the change's files of each analyzer's languages out of git,
+// runs each analyzer once on them (in parallel), and, where a report falls
+// on a changed line of a file that existed at base, runs it on the base's
+// copies too, for the differential step.
+func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
+	o := &outcome{head: map[string][]byte{}, twins: map[string]int{}}
+	byTool := map[*Tool][]*change.File{}
+	for _, f := range c.Files {
+		if f.Status == change.StatusDeleted || f.NewPath == "" {
+			continue
+		}
+		p := f.NewPath
+		var content []byte
+		var readErr error
+		read := func() []byte {
+			if content == nil && readErr == nil {
+				content, readErr = c.ReadFile(ctx, p)
+			}
+			return content
+		}
+		t := toolFor(p, func() []byte { b := read(); return b[:min(len(b), 128)] })
+		if t == nil {
+			continue
+		}
+		fr := fileRun{path: p, tool: t}
+		switch b := read(); {
+		case unsafeName(p) != "":
+			fr.why = fmt.Sprintf("%s was not run on it: %s", t.Name, unsafeName(p))
+		case readErr != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			fr.why = fmt.Sprintf("it could not be read from git: %v", readErr)
+		case len(b) > maxFile:
+			fr.why = fmt.Sprintf("it is larger than %d MiB", maxFile>>20)
+		case bytes.IndexByte(b, 0) >= 0:
+			fr.why = "it holds NUL bytes"
+		case !e.found[t].Usable():
+			fr.why = e.found[t].Why()
+		default:
+			o.head[p] = b
+			byTool[t] = append(byTool[t], f)
+		}
+		o.files = append(o.files, fr)
+	}
+	if len(byTool) == 0 {
+		return o, nil
+	}
+	work, err := os.MkdirTemp("", "quorum-analyzers-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+
+	type toolRun struct {
+		tool  *Tool
+		files []*change.File
+		rep   report
+		err   error
+	}
+	var runs []*toolRun
+	for _, t := range Tools {
+		if len(byTool[t]) > 0 {
+			runs = append(runs, &toolRun{tool: t, files: byTool[t]})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(func() {
+			contents := map[string][]byte{}
+			for _, f := range r.files {
+				contents[f.NewPath] = o.head[f.NewPath]
+			}
+			r.rep, r.err = e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	failed := map[string]string{}
+	for _, r := range runs {
+		if r.err != nil {
+			for _, f := range r.files {
+				failed[f.NewPath] = fmt.Sprintf("%s failed: %v", r.tool.Name, r.err)
+			}
+			continue
+		}
+		for _, u := range r.rep.unparsed {
+			failed[u.path] = u.why
+		}
+	}
+	for i, f := range o.files {
+		if f.why == "" && failed[f.path] != "" {
+			o.files[i].why = failed[f.path]
+		}
+	}
+
+	// The differential step: the base's reports of the files whose head
+	// reports fall on changed lines.
+	files := map[string]*change.File{}
+	for _, f := range c.Files {
+		files[f.Path()] = f
+	}
+	for _, r := range runs {
+		if r.err != nil {
+			continue
+		}
+		base := map[string][]byte{}
+		newPath := map[string]string{}
+		for _, d := range r.rep.diags {
+			if failed[d.path] != "" {
+				continue
+			}
+			o.diags = append(o.diags, d)
+			f := files[d.path]
+			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, d) {
+				continue
+			}
+			if _, done := newPath[f.OldPath]; done || unsafeName(f.OldPath) != "" {
+				continue
+			}
+			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
+			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			base[f.OldPath], newPath[f.OldPath] = b, f.NewPath
+		}
+		if len(base) == 0 {
+			continue
+		}
+		rep, err := e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "base"), base, extra)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// Without the base every report on a changed line counts as
+			// new; that is what the head says.
+			continue
+		}
+		for _, d := range rep.diags {
+			o.twins[twinKey(d.rule, newPath[d.path], lineText(base[d.path], d.line))]++
+		}
+	}
+	return o, nil
+}
+
+// unsafeName says why a file name is not given to an analyzer, or "".
+func unsafeName(p string) string {
+	if !utf8.ValidString(p) {
+		return "its name is not valid UTF-8"
+	}
+	if strings.ContainsFunc(p, unicode.IsControl) {
+		return "its name holds a control character"
+	}
+	if path.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..") {
+		return "its name leaves the repository"
+	}
+	return ""
+}
+
+// analyse writes contents (by repository path) under dir and runs t on
+// them.
+func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[string][]byte, extra []string) (report, error) {
+	src := filepath.Join(dir, "src")
+	var args []string
+	paths := make([]string, 0, len(contents))
+	for p := range contents {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		full := filepath.Join(src, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			return report{}, err
+		}
+		if err := os.WriteFile(full, contents[p], 0o600); err != nil {
+			return report{}, err
+		}
+		// "./" keeps a name that starts with "-" a file name.
+		args = append(args, "./"+p)
+	}
+	// The analyzer's own configuration, outside the copied tree: no file
+	// of the repository is ever read as configuration.
+	conf := filepath.Join(dir, "quorum-config")
+	switch t {
+	case Ruff:
+		args = append([]string{"check", "--isolated", "--no-cache", "--exit-zero", "--output-format", "json",
+			"--select", "S,F,B,PLE,ASYNC,PERF", "--"}, args...)
+	case Oxlint:
+		conf += ".json"
+		if err := os.WriteFile(conf, []byte("{}\n"), 0o600); err != nil {
+			return report{}, err
+		}
+		flags := []string{"-c", conf, "--disable-nested-config", "--no-ignore", "-f", "json", "-A", "all"}
+		plugins := map[string]bool{}
+		for id, r := range rules {
+			if code, ok := strings.CutPrefix(id, "oxlint:"); ok && r.On {
+				flags = append(flags, "-W", code)
+				plugins[strings.Split(code, "/")[0]] = true
+			}
+		}
+		for _, code := range extra {
+			flags = append(flags, "-W", code)
+			plugins[strings.Split(code, "/")[0]] = true
+		}
+		for p := range plugins {
+			switch p {
+			case "eslint", "typescript", "unicorn", "oxc":
+			default:
+				flags = append(flags, "--"+p+"-plugin")
+			}
+		}
+		args = append(flags, args...)
+	case Shellcheck:
+		args = append([]string{"--norc", "--format=json1", "--"}, args...)
+	case Hadolint:
+		conf += ".yaml"
+		if err := os.WriteFile(conf, []byte("{}\n"), 0o600); err != nil {
+			return report{}, err
+		}
+		args = append([]string{"--config", conf, "--no-fail", "--no-color", "--format", "json"}, args...)
+	}
+	tctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	res, err := sandboxed(tctx, sandbox{exe: e.found[t].Path, args: args, dir: src, analyzersDir: e.dir})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return report{}, fmt.Errorf("did not finish within %s", e.timeout)
+		}
+		return report{}, err
+	}
+	read := func(p string) []byte { return contents[p] }
+	var rep report
+	switch t {
+	case Ruff:
+		rep, err = parseRuff(res.stdout, src, read)
+	case Oxlint:
+		rep, err = parseOxlint(res.stdout, src)
+	case Shellcheck:
+		rep, err = parseShellcheck(res.stdout, src, read)
+	case Hadolint:
+		rep, err = parseHadolint(res.stdout, src)
+	}
+	if err != nil {
+		// The output is not the report: say what the analyzer said.
+		if why := firstLine(res.stderr); why != "" {
+			return report{}, fmt.Errorf("exit status %d: %s", res.exit, why)
+		}
+		return report{}, err
+	}
+	return rep, nil
+}

@@ -1,0 +1,262 @@
+package polyglot_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quorum-review/quorum/internal/change/changetest"
+	"github.com/quorum-review/quorum/internal/polyglot"
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+var (
+	engineOnce sync.Once
+	engine     *polyglot.Engine
+)
+
+// installed returns an engine over the analyzers `quorum analyzers
+// install` put in the default directory (scripts/test and .ci/run install
+// them); a test of the real analyzers fails without them, saying how to
+// install them.
+func installed(t *testing.T) *polyglot.Engine {
+	t.Helper()
+	engineOnce.Do(func() { engine = polyglot.New(context.Background(), polyglot.Config{}) })
+	for _, f := range engine.Found() {
+		if !f.Usable() {
+			t.Fatalf("%s; run `go run ./cmd/quorum analyzers install` (scripts/test does)", f.Why())
+		}
+	}
+	return engine
+}
+
+// review runs the engine for every specialist, as the pipeline does,
+// collecting coverage.
+func review(t *testing.T, e *polyglot.Engine, r *changetest.Repo, base, head string, rules specialist.Rules) (map[string][]specialist.Finding, map[string]specialist.Coverage) {
+	t.Helper()
+	c := r.Change(base, head)
+	var mu sync.Mutex
+	cov := map[string]specialist.Coverage{}
+	ctx := specialist.WithCoverage(specialist.WithRules(context.Background(), rules), func(cv specialist.Coverage) {
+		mu.Lock()
+		defer mu.Unlock()
+		cov[cv.Path] = cv
+	})
+	out := map[string][]specialist.Finding{}
+	for _, name := range []string{specialist.Logic, specialist.Security, specialist.Performance} {
+		fs, err := e.Findings(ctx, c, name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, f := range fs {
+			if err := f.Validate(); err != nil {
+				t.Errorf("invalid finding %+v: %v", f, err)
+			}
+		}
+		out[name] = fs
+	}
+	return out, cov
+}
+
+func rulesOf(fs []specialist.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s %s:%d", f.Rule, f.Path, f.Line))
+	}
+	slices.Sort(out)
+	return out
+}
+
+const basePy = `import sqlite3
+
+
+def user(db, name):
+    return db.execute("SELECT * FROM users WHERE name = ?", (name,))
+`
+
+const headPy = `import os
+import sqlite3
+import subprocess
+
+
+def user(db, name):
+    return db.execute("SELECT * FROM users WHERE name = '%s'" % name)
+
+
+def archive(path):
+    os.system("tar czf backup.tgz " + path)
+    subprocess.call("ls -l", shell=True)
+
+
+def items(x=[]):
+    unused = 1
+    return x
+`
+
+const headSh = `#!/bin/sh
+dir=$1
+cd $dir
+rm -rf $dir/cache
+echo $dir
+`
+
+const headJS = `export function check(x) {
+  if (x === NaN) {
+    return false;
+  }
+  try {
+    return typeof x == "strnig";
+  } finally {
+    return true;
+  }
+}
+`
+
+const headDockerfile = `FROM debian:12
+RUN curl -fsSL https://example.com/install.sh | sh
+RUN apt-get update && apt-get install -y curl
+USER root
+`
+
+// Every language's typical bugs are found on the lines the change added,
+// by the specialist of their kind, with the rule in the provenance; what
+// the repository already had is not reported; style is not reported.
+func TestEngineFindsEachLanguagesBugs(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"app/db.py": basePy, "README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/db.py": headPy, "scripts/clean.sh": headSh, "web/check.js": headJS, "Dockerfile": headDockerfile})
+	head := r.Commit("head")
+
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	want := map[string][]string{
+		specialist.Security: {
+			"hadolint:DL3002 Dockerfile:4",
+			"hadolint:DL3008 Dockerfile:3",
+			"hadolint:DL4006 Dockerfile:2",
+			"ruff:S605 app/db.py:11",
+			"ruff:S608 app/db.py:7",
+		},
+		specialist.Logic: {
+			"oxlint:eslint/no-unsafe-finally web/check.js:8",
+			"oxlint:eslint/use-isnan web/check.js:2",
+			"oxlint:eslint/valid-typeof web/check.js:6",
+			"ruff:B006 app/db.py:15",
+			"shellcheck:SC2086 scripts/clean.sh:4",
+			"shellcheck:SC2164 scripts/clean.sh:3",
+		},
+	}
+	for _, name := range []string{specialist.Security, specialist.Logic, specialist.Performance} {
+		if g := rulesOf(got[name]); !slices.Equal(g, want[name]) {
+			t.Errorf("%s findings:\n  %s\nwant\n  %s", name, strings.Join(g, "\n  "), strings.Join(want[name], "\n  "))
+		}
+	}
+	for _, p := range []string{"app/db.py", "scripts/clean.sh", "web/check.js", "Dockerfile"} {
+		if cv := cov[p]; !cv.Analysed {
+			t.Errorf("%s not reported analysed: %+v", p, cv)
+		}
+	}
+	if _, ok := cov["README.md"]; ok {
+		t.Errorf("README.md has coverage %+v; it is not source", cov["README.md"])
+	}
+	// The shell fix is a patch git applies.
+	for _, f := range got[specialist.Logic] {
+		if f.Rule == "shellcheck:SC2164" && (f.SuggestedPatch == "" || !strings.Contains(f.Body, "shellcheck 0.9.0")) {
+			t.Errorf("SC2164 without a patch or provenance: %+v", f)
+		}
+	}
+}
+
+// A report on a line the change only moved is the base's, not new.
+func TestEngineDropsWhatTheBaseHad(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"run.py": "import os\n\n\ndef go(cmd):\n    os.system(\"sh -c \" + cmd)\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"run.py": "import os\n\n\ndef go(cmd):\n    \"\"\"Run cmd.\"\"\"\n    if cmd:\n        os.system(\"sh -c \" + cmd)\n"})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	if fs := got[specialist.Security]; len(fs) != 0 {
+		t.Errorf("reported what the base had: %v", rulesOf(fs))
+	}
+}
+
+// A repository's .quorum.yaml turns rules on and off.
+func TestEngineFollowsTheRepositorysRules(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.py": "import random\n\n\ndef token(db, n):\n    db.execute(\"DELETE FROM t WHERE id = %s\" % n)\n    return random.random()\n"})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{Enable: []string{"ruff:S311"}, Disable: []string{"ruff:S608"}})
+	if g := rulesOf(got[specialist.Security]); !slices.Equal(g, []string{"ruff:S311 a.py:6"}) {
+		t.Errorf("security findings %v, want only the enabled S311", g)
+	}
+}
+
+// A missing analyzer is that language's note, not a silent pass; a file
+// an analyzer cannot parse is not analysed, and says why.
+func TestEngineSaysWhatItDidNotAnalyse(t *testing.T) {
+	installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.py": "def f(:\n", "b.sh": "#!/bin/sh\nif [ x; then\n", "c.zsh": "echo $x\n", "t.ts": "export const a = 1;\n"})
+	head := r.Commit("head")
+
+	_, cov := review(t, installed(t), r, base, head, specialist.Rules{})
+	for p, want := range map[string]string{"a.py": "ruff could not parse it", "b.sh": "shellcheck could not parse it"} {
+		if cv := cov[p]; cv.Analysed || !strings.Contains(cv.Reason, want) {
+			t.Errorf("%s: %+v, want not analysed because %q", p, cv, want)
+		}
+	}
+	if !cov["t.ts"].Analysed {
+		t.Errorf("t.ts: %+v", cov["t.ts"])
+	}
+
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Dir(git))
+	bare := polyglot.New(context.Background(), polyglot.Config{Dir: t.TempDir()})
+	_, cov = review(t, bare, r, base, head, specialist.Rules{})
+	if cv := cov["a.py"]; cv.Analysed || cv.Reason != "ruff is not installed (quorum analyzers install)" {
+		t.Errorf("without ruff a.py has %+v", cv)
+	}
+}
+
+// A hanging analyzer is stopped at the time limit and its files are not
+// analysed; the review goes on.
+func TestEngineStopsAnAnalyzerThatHangs(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ShellCheck\nversion: 0.9.0'; exit 0; fi\nsleep 60\n"
+	if err := os.WriteFile(filepath.Join(bin, "shellcheck"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Fatal(err)
+	}
+	e := polyglot.New(context.Background(), polyglot.Config{Dir: dir, Timeout: 300e6})
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.sh": "#!/bin/sh\necho $1\n"})
+	head := r.Commit("head")
+	_, cov := review(t, e, r, base, head, specialist.Rules{})
+	if cv := cov["a.sh"]; cv.Analysed || !strings.Contains(cv.Reason, "did not finish within 300ms") {
+		t.Errorf("a.sh: %+v", cv)
+	}
+}

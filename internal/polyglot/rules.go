@@ -1,0 +1,336 @@
+package polyglot
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// Rule is how quorum treats one analyzer rule: which specialist reports
+// it, in which category, how severe, and whether it runs by default. The
+// rules that run were chosen by what they find on real commits
+// (docs/review-quality.md): a rule that mostly flags style, or correct
+// code, is off; a repository may turn it on in .quorum.yaml.
+type Rule struct {
+	Specialist string
+	Category   string
+	Severity   string
+	On         bool
+	// keep, when set, decides each report of the rule by the line it is
+	// on (the instruction's lines for a Dockerfile), for a rule that is
+	// worth posting only in some places.
+	keep func(message, line string) bool
+}
+
+func logic(sev string) Rule {
+	return Rule{Specialist: specialist.Logic, Category: specialist.CategoryLogic, Severity: sev, On: true}
+}
+
+func security(sev string) Rule {
+	return Rule{Specialist: specialist.Security, Category: specialist.CategorySecurity, Severity: sev, On: true}
+}
+
+func performance(sev string) Rule {
+	return Rule{Specialist: specialist.Performance, Category: specialist.CategoryPerformance, Severity: sev, On: true}
+}
+
+func (r Rule) only(keep func(message, line string) bool) Rule { r.keep = keep; return r }
+
+const (
+	high   = specialist.SeverityHigh
+	medium = specialist.SeverityMedium
+	low    = specialist.SeverityLow
+)
+
+// rules are the rules that run, by id ("ruff:S608"). A known rule not
+// listed here is off (see family).
+var rules = map[string]Rule{
+	// Python, ruff's port of bandit: what lets input reach a shell, a
+	// query, a deserializer, or turns off TLS checks. Off: asserts,
+	// hard-coded passwords (the secrets scan's job), /tmp paths, random,
+	// MD5 and SHA-1 (used for far more than secrets), subprocess without a
+	// shell, XML parsers of the standard library, mark_safe.
+	"ruff:S102": security(medium), // exec
+	"ruff:S103": security(medium), // a file made world-writable
+	"ruff:S113": security(low),    // an HTTP request that can hang forever
+	"ruff:S201": security(medium), // Flask's debugger on
+	"ruff:S202": security(medium), // tarfile.extractall of every member
+	"ruff:S301": security(medium), // pickle of what may be input
+	"ruff:S302": security(medium), // marshal
+	"ruff:S306": security(medium), // mktemp
+	"ruff:S307": security(medium), // eval
+	"ruff:S323": security(high),   // an unverified SSL context
+	"ruff:S501": security(high),   // verify=False
+	"ruff:S502": security(high),
+	"ruff:S503": security(high),
+	"ruff:S504": security(high),
+	"ruff:S505": security(medium), // a weak key
+	"ruff:S506": security(high),   // yaml.load without a safe loader
+	"ruff:S507": security(high),   // SSH without host key checks
+	"ruff:S508": security(medium),
+	"ruff:S509": security(medium),
+	"ruff:S601": security(high), // a shell command through paramiko
+	// subprocess with shell=True, and os.system, only where the command
+	// is not a constant: ruff says "seems safe" of a constant one.
+	"ruff:S602": security(high).only(notSafe),
+	"ruff:S605": security(high).only(notSafe),
+	"ruff:S608": security(medium), // SQL built from strings
+	"ruff:S609": security(medium),
+	"ruff:S610": security(medium),
+	"ruff:S611": security(medium),
+	"ruff:S612": security(medium),
+	"ruff:S701": security(medium), // jinja2 without autoescape
+	"ruff:S702": security(medium),
+
+	// Python correctness: pyflakes' errors (not its unused imports and
+	// variables), bugbear's bugs (not its opinions), pylint's errors.
+	"ruff:F402": logic(medium), // an import shadowed by a loop variable
+	"ruff:F501": logic(medium), "ruff:F502": logic(medium), "ruff:F503": logic(medium), "ruff:F504": logic(medium),
+	"ruff:F505": logic(medium), "ruff:F506": logic(medium), "ruff:F507": logic(medium), "ruff:F508": logic(medium),
+	"ruff:F509": logic(medium), "ruff:F521": logic(medium), "ruff:F522": logic(medium), "ruff:F523": logic(medium),
+	"ruff:F524": logic(medium), "ruff:F525": logic(medium),
+	"ruff:F601": logic(medium), "ruff:F602": logic(medium), // a dict key given twice
+	"ruff:F631": logic(high),   // assert on a tuple: always true
+	"ruff:F632": logic(medium), // is with a literal
+	"ruff:F633": logic(medium),
+	"ruff:F634": logic(high), // if on a tuple: always true
+	"ruff:F701": logic(high), "ruff:F702": logic(high), "ruff:F704": logic(high), "ruff:F706": logic(high), "ruff:F707": logic(high),
+	"ruff:F811": logic(medium), // a definition that silently replaces another
+	"ruff:F821": logic(high),   // an undefined name
+	"ruff:F822": logic(medium),
+	"ruff:F823": logic(high), // a local read before it is assigned
+	"ruff:F901": logic(medium),
+	"ruff:B002": logic(high),   // ++x is not an increment
+	"ruff:B003": logic(high),   // os.environ replaced, not updated
+	"ruff:B005": logic(medium), // strip("abc") strips characters
+	"ruff:B006": logic(medium), // a mutable default argument
+	"ruff:B012": logic(high),   // return in finally swallows the exception
+	"ruff:B015": logic(medium), // a comparison whose result is dropped
+	"ruff:B016": logic(medium),
+	"ruff:B019": performance(medium), // lru_cache on a method keeps every self
+	"ruff:B020": logic(high),         // the loop variable overwrites the iterable
+	"ruff:B023": logic(medium),       // a closure over the loop variable
+	"ruff:B025": logic(medium),
+	"ruff:B029": logic(high), "ruff:B030": logic(high),
+	"ruff:B031": logic(medium), "ruff:B032": logic(medium), "ruff:B033": logic(medium), "ruff:B034": logic(medium),
+	"ruff:B035": logic(medium), "ruff:B039": logic(medium),
+	"ruff:PLE2502": security(high), // bidirectional control characters (Trojan Source)
+	// Blocking calls in async functions stall the event loop.
+	"ruff:ASYNC210": performance(medium), "ruff:ASYNC212": performance(medium),
+	"ruff:ASYNC220": performance(medium), "ruff:ASYNC221": performance(medium), "ruff:ASYNC222": performance(medium),
+	"ruff:ASYNC251": performance(medium),
+
+	// JavaScript and TypeScript, oxlint: code that is wrong whatever the
+	// intent. Off: unused variables and expressions, constant conditions
+	// (while (true)), assignments in conditions, useless escapes: style,
+	// or deliberate far more often than not.
+	"oxlint:eslint/no-unsafe-finally":                       logic(high),
+	"oxlint:eslint/for-direction":                           logic(high),
+	"oxlint:eslint/no-const-assign":                         logic(high),
+	"oxlint:eslint/no-import-assign":                        logic(high),
+	"oxlint:eslint/no-this-before-super":                    logic(high),
+	"oxlint:eslint/no-unsafe-optional-chaining":             logic(high),
+	"oxlint:eslint/no-unsafe-negation":                      logic(high),
+	"oxlint:eslint/no-obj-calls":                            logic(high),
+	"oxlint:eslint/no-new-native-nonconstructor":            logic(high),
+	"oxlint:eslint/use-isnan":                               logic(high),
+	"oxlint:eslint/valid-typeof":                            logic(high),
+	"oxlint:eslint/no-dupe-class-members":                   logic(high),
+	"oxlint:eslint/no-duplicate-case":                       logic(high),
+	"oxlint:eslint/no-dupe-else-if":                         logic(high),
+	"oxlint:eslint/no-constant-binary-expression":           logic(high),
+	"oxlint:eslint/no-invalid-regexp":                       logic(high),
+	"oxlint:eslint/no-self-compare":                         logic(medium),
+	"oxlint:eslint/no-dupe-keys":                            logic(medium),
+	"oxlint:eslint/no-compare-neg-zero":                     logic(medium),
+	"oxlint:eslint/no-func-assign":                          logic(medium),
+	"oxlint:eslint/no-class-assign":                         logic(medium),
+	"oxlint:eslint/no-ex-assign":                            logic(medium),
+	"oxlint:eslint/no-setter-return":                        logic(medium),
+	"oxlint:eslint/getter-return":                           logic(medium),
+	"oxlint:eslint/no-async-promise-executor":               logic(medium),
+	"oxlint:eslint/no-loss-of-precision":                    logic(medium),
+	"oxlint:eslint/no-self-assign":                          logic(medium),
+	"oxlint:eslint/no-global-assign":                        logic(medium),
+	"oxlint:eslint/no-shadow-restricted-names":              logic(medium),
+	"oxlint:eslint/no-empty-character-class":                logic(medium),
+	"oxlint:eslint/no-debugger":                             logic(low),
+	"oxlint:eslint/no-eval":                                 security(medium),
+	"oxlint:eslint/no-new-func":                             security(medium),
+	"oxlint:oxc/bad-comparison-sequence":                    logic(high),
+	"oxlint:oxc/const-comparisons":                          logic(high),
+	"oxlint:oxc/bad-char-at-comparison":                     logic(high),
+	"oxlint:oxc/bad-min-max-func":                           logic(high),
+	"oxlint:oxc/bad-object-literal-comparison":              logic(high),
+	"oxlint:oxc/bad-replace-all-arg":                        logic(high),
+	"oxlint:oxc/missing-throw":                              logic(high),
+	"oxlint:oxc/uninvoked-array-callback":                   logic(high),
+	"oxlint:oxc/erasing-op":                                 logic(medium),
+	"oxlint:oxc/bad-array-method-on-arguments":              logic(medium),
+	"oxlint:oxc/number-arg-out-of-range":                    logic(medium),
+	"oxlint:oxc/misrefactored-assign-op":                    logic(medium),
+	"oxlint:oxc/bad-bitwise-operator":                       logic(medium),
+	"oxlint:oxc/no-accumulating-spread":                     performance(medium),
+	"oxlint:typescript/no-duplicate-enum-values":            logic(high),
+	"oxlint:typescript/no-misused-new":                      logic(medium),
+	"oxlint:typescript/no-unsafe-declaration-merging":       logic(medium),
+	"oxlint:typescript/no-non-null-asserted-optional-chain": logic(medium),
+	"oxlint:unicorn/no-invalid-remove-event-listener":       logic(high),
+	"oxlint:unicorn/no-invalid-fetch-options":               logic(high),
+	"oxlint:unicorn/no-await-in-promise-methods":            logic(medium),
+	"oxlint:react/jsx-key":                                  logic(medium),
+	"oxlint:react/jsx-no-duplicate-props":                   logic(medium),
+	"oxlint:react/no-direct-mutation-state":                 logic(medium),
+	"oxlint:react/no-danger-with-children":                  logic(high),
+	"oxlint:react/void-dom-elements-no-children":            logic(medium),
+
+	// Shell, shellcheck: what breaks on a path with a space, a failed
+	// cd, a glob, an empty variable. Off: style (backticks, $? checks),
+	// unused and unassigned variables (set elsewhere, by the caller),
+	// unreachable code (functions called from traps), printf formats.
+	"shellcheck:SC2086": logic(medium).only(actsOnFiles),                   // an unquoted variable split into words
+	"shellcheck:SC2046": logic(medium).only(actsOnFiles),                   // an unquoted $(…)
+	"shellcheck:SC2115": security(high),                                    // rm -rf "$dir/" with dir empty is rm -rf /
+	"shellcheck:SC2156": security(high),                                    // find -exec sh -c with {} injected
+	"shellcheck:SC2164": logic(medium),                                     // cd that can fail, and the script goes on
+	"shellcheck:SC2048": logic(medium), "shellcheck:SC2068": logic(medium), // $* / $@ unquoted
+	"shellcheck:SC2045": logic(medium), "shellcheck:SC2038": logic(medium),
+	"shellcheck:SC2064": logic(medium), "shellcheck:SC2069": logic(medium),
+	"shellcheck:SC2066": logic(medium), "shellcheck:SC2067": logic(medium), "shellcheck:SC2070": logic(medium),
+	"shellcheck:SC2071": logic(high), "shellcheck:SC2072": logic(high),
+	"shellcheck:SC2076": logic(medium), "shellcheck:SC2088": logic(medium),
+	"shellcheck:SC2091": logic(medium), "shellcheck:SC2092": logic(medium),
+	"shellcheck:SC2094": logic(high), "shellcheck:SC2095": logic(medium),
+	"shellcheck:SC2097": logic(medium), "shellcheck:SC2098": logic(medium),
+	"shellcheck:SC2104": logic(high), "shellcheck:SC2105": logic(high),
+	"shellcheck:SC2145": logic(medium), "shellcheck:SC2157": logic(medium),
+	"shellcheck:SC2168": logic(high),
+	"shellcheck:SC2193": logic(high), "shellcheck:SC2194": logic(medium), "shellcheck:SC2195": logic(high),
+	"shellcheck:SC2199": logic(medium), "shellcheck:SC2203": logic(medium),
+	"shellcheck:SC2210": logic(medium), "shellcheck:SC2211": logic(medium),
+	"shellcheck:SC2216": logic(medium), "shellcheck:SC2217": logic(medium),
+	"shellcheck:SC2218": logic(high), "shellcheck:SC2219": logic(medium),
+	"shellcheck:SC2221": logic(medium), "shellcheck:SC2222": logic(medium),
+	"shellcheck:SC2242": logic(medium), "shellcheck:SC2251": logic(medium),
+	"shellcheck:SC2261": logic(medium), "shellcheck:SC2264": logic(high),
+	"shellcheck:SC2283": logic(medium), "shellcheck:SC2284": logic(medium),
+
+	// Dockerfiles, hadolint. Off: style and layer hygiene (WORKDIR over
+	// cd, one RUN, ADD, apt-get flags), MAINTAINER.
+	"hadolint:DL3002": security(medium), // the last USER is root
+	"hadolint:DL3004": security(medium), // sudo in a build
+	"hadolint:DL3006": security(low),    // an image without a tag
+	"hadolint:DL3007": security(low),    // the latest tag
+	"hadolint:DL3008": security(low), "hadolint:DL3013": security(low), "hadolint:DL3016": security(low),
+	"hadolint:DL3018": security(low), "hadolint:DL3028": security(low), // packages without a version
+	"hadolint:DL3000": logic(low),  // WORKDIR must be absolute
+	"hadolint:DL3021": logic(high), // COPY of several files to a non-directory
+	"hadolint:DL3022": logic(medium),
+	"hadolint:DL3023": logic(high),
+	"hadolint:DL3024": logic(high),
+	"hadolint:DL3043": logic(high),
+	"hadolint:DL3044": logic(medium),
+	"hadolint:DL4003": logic(medium), "hadolint:DL4004": logic(medium),
+	// A pipe hides the failure of all but its last command; only where a
+	// download is piped (curl … | sh) is that worth a comment.
+	"hadolint:DL4006": security(medium).only(downloads),
+}
+
+// notSafe keeps ruff's shell reports that are not of a constant command.
+func notSafe(message, _ string) bool { return !strings.Contains(message, "seems safe") }
+
+// actsOnFiles matches a command line that deletes, moves, copies, changes,
+// runs or evaluates what a variable names: where word splitting and
+// globbing of an unquoted variable does damage.
+var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep)\s`)
+
+func actsOnFiles(_, line string) bool { return reActsOnFiles.MatchString(line) }
+
+var reDownload = regexp.MustCompile(`\b(curl|wget)\b`)
+
+func downloads(_, line string) bool { return reDownload.MatchString(line) }
+
+// family is the rule of a known rule the table does not list: off, with
+// the specialist of its kind.
+func family(id string) (Rule, bool) {
+	tool, code, ok := strings.Cut(id, ":")
+	if !ok {
+		return Rule{}, false
+	}
+	var r Rule
+	switch tool {
+	case "ruff":
+		m := reRuffCode.FindStringSubmatch(code)
+		if m == nil {
+			return Rule{}, false
+		}
+		switch m[1] {
+		case "S":
+			r = security(medium)
+		case "ASYNC", "PERF":
+			r = performance(low)
+		default:
+			r = logic(medium)
+		}
+		if m[1] == "PLE" {
+			// pylint's errors: each is a bug.
+			return r, true
+		}
+	case "oxlint":
+		if !reOxlintCode.MatchString(code) {
+			return Rule{}, false
+		}
+		r = logic(medium)
+	case "shellcheck":
+		if !reShellcheckCode.MatchString(code) {
+			return Rule{}, false
+		}
+		r = logic(medium)
+	case "hadolint":
+		if !reHadolintCode.MatchString(code) && !reShellcheckCode.MatchString(code) {
+			return Rule{}, false
+		}
+		r = logic(low)
+	default:
+		return Rule{}, false
+	}
+	r.On = false
+	return r, true
+}
+
+var (
+	reRuffCode       = regexp.MustCompile(`^(S|F|B|PLE|ASYNC|PERF)\d{3,4}$`)
+	reOxlintCode     = regexp.MustCompile(`^(eslint|typescript|unicorn|oxc|react|react-perf|import|jsdoc|jest|vitest|jsx-a11y|nextjs|promise|node|vue)/[a-z0-9-]+$`)
+	reShellcheckCode = regexp.MustCompile(`^SC\d{4}$`)
+	reHadolintCode   = regexp.MustCompile(`^DL\d{4}$`)
+)
+
+// Known reports whether id names a rule of an analyzer quorum runs, as a
+// repository's .quorum.yaml may turn on or off: "ruff:S311",
+// "shellcheck:SC2086", "oxlint:eslint/no-unused-vars", "hadolint:DL3059".
+func Known(id string) bool {
+	if _, ok := rules[id]; ok {
+		return true
+	}
+	_, ok := family(id)
+	return ok
+}
+
+// lookup returns the rule of id, and whether it is known.
+func lookup(id string) (Rule, bool) {
+	if r, ok := rules[id]; ok {
+		return r, true
+	}
+	return family(id)
+}
+
+// on reports whether the rule with id runs under a repository's choice
+// (.quorum.yaml's rules): Disable wins over Enable and the default.
+func on(rs specialist.Rules, id string, r Rule) bool {
+	if slices.Contains(rs.Disable, id) {
+		return false
+	}
+	return r.On || slices.Contains(rs.Enable, id)
+}

