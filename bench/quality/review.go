@@ -13,14 +13,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/specialist/builtin"
 )
+
+// others runs the analyzers of other languages that `quorum analyzers
+// install` put in place ($QUORUM_ANALYZERS_DIR or the user's cache).
+var others = sync.OnceValue(func() *polyglot.Engine { return polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")}) })
 
 // childEnv marks the process a run starts for each case; the tests' main
 // looks for it, since their executable is the test binary.
@@ -53,7 +59,7 @@ func reviewCase(ctx context.Context, repo, name, base, head string, timeout time
 		return Outcome{}, fmt.Errorf("read the change: %w", err)
 	}
 	cfg, problems := repoconfig.Load(ctx, ch)
-	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}))
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), others())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -68,6 +74,7 @@ func reviewCase(ctx context.Context, repo, name, base, head string, timeout time
 		MaxFindings:      cfg.MaxFindings,
 		Include:          cfg.Includes,
 		Notes:            notes,
+		Rules:            cfg.Rules,
 	})
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, fmt.Errorf("review interrupted: %w", err)

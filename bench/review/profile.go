@@ -15,6 +15,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/specialist/builtin"
 )
@@ -94,7 +95,7 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 	readBatch := time.Since(t)
 
 	loader := goanalysis.NewLoader(cfg)
-	specs, _, err := builtin.New([]string{specialist.Logic, specialist.Security, specialist.Performance, specialist.Tests}, loader)
+	specs, _, err := builtin.New([]string{specialist.Logic, specialist.Security, specialist.Performance, specialist.Tests}, loader, polyglot.New(ctx, polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")}))
 	if err != nil {
 		return err
 	}

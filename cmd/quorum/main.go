@@ -116,6 +116,8 @@ Commands:
   review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
   webhook    manage webhook endpoints and their deliveries
+  analyzers  install and list the analyzers of other languages (Python,
+             JavaScript/TypeScript, shell, Dockerfiles)
   version    print the version, the commit, its time and whether the
              tree it was built from had uncommitted changes
 
@@ -140,6 +142,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runToken(ctx, rest, getenv, stdout, stderr)
 	case "webhook":
 		return runWebhook(ctx, rest, getenv, stdout, stderr)
+	case "analyzers":
+		return runAnalyzers(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		printVersion(stdout)
 		return nil

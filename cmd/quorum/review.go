@@ -21,6 +21,7 @@ import (
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/specialist"
@@ -81,6 +82,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	pr := c.Int("pr", "", 0, "pull request number the review is stored under")
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "with --save: reviews an account may have per rate-limit window")
 	window := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "with --save: length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
+	analyzersDir := addAnalyzersDirFlag(c)
 	db := addDBFlags(c)
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -180,7 +182,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
-	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}))
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir}))
 	if err != nil {
 		return reviewFailure(err)
 	}
@@ -204,6 +206,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		MaxFindings:      cfg.MaxFindings,
 		Include:          cfg.Includes,
 		Notes:            notes,
+		Rules:            cfg.Rules,
 		Progress:         progressPrinter(stderr),
 	})
 	if err := ctx.Err(); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/specialist/builtin"
@@ -57,6 +58,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	webhookTimeout := c.Duration("webhook-timeout", "QUORUM_WEBHOOK_TIMEOUT", webhook.DefaultTimeout, "time limit of each webhook delivery attempt")
 	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (default: the longest time limit of the jobs this process works plus 1m, e.g. 6m with the other defaults, as a review's limit is 2×--specialist-timeout + 1m; no job is rescued before its own limit has passed)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
+	analyzersDir := addAnalyzersDirFlag(c)
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -126,7 +128,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if work {
 		// The built-in specialists are made once (the secret rules take a
 		// moment to compile) and shared by every review.
-		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goanalysis.Config{}))
+		others := polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir})
+		logAnalyzers(log.With("component", "review"), others.Found())
+		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goanalysis.Config{}), others)
 		if err != nil {
 			return err
 		}

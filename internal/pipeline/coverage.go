@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -80,4 +81,63 @@ func gapText(gaps []gap) string {
 		fmt.Fprintf(&b, "- %s%s: %s\n", strings.Join(shown, ", "), more, r)
 	}
 	return b.String()
+}
+
+// engineNames are how the summary names the engines coverage reports.
+var engineNames = map[string]string{"go": "Go analyzers", "llm": "LLM"}
+
+// languagesText says, in one line, the languages of the change's source
+// files and which engines reviewed each: "Languages: Go (Go analyzers),
+// Python (ruff), shell (not analysed)." Empty when the change has no
+// source.
+func languagesText(c *change.Change, outcomes []Outcome) string {
+	engines := map[string][]string{}
+	for _, o := range outcomes {
+		if o.Err != nil {
+			continue
+		}
+		for _, cv := range o.Coverage {
+			if cv.Analysed && !slices.Contains(engines[cv.Path], cv.Engine) {
+				engines[cv.Path] = append(engines[cv.Path], cv.Engine)
+			}
+		}
+	}
+	var order []string
+	byLang := map[string][]string{}
+	for _, f := range c.Files {
+		if f.Status == change.StatusDeleted || f.NewPath == "" {
+			continue
+		}
+		l := lang.Of(f.NewPath)
+		if l == "" {
+			continue
+		}
+		if _, ok := byLang[l]; !ok {
+			order = append(order, l)
+			byLang[l] = []string{}
+		}
+		for _, e := range engines[f.NewPath] {
+			if !slices.Contains(byLang[l], e) {
+				byLang[l] = append(byLang[l], e)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(order))
+	for _, l := range order {
+		es := byLang[l]
+		if len(es) == 0 {
+			parts = append(parts, l+" (not analysed)")
+			continue
+		}
+		slices.Sort(es)
+		names := make([]string, len(es))
+		for i, e := range es {
+			names[i] = cmp.Or(engineNames[e], e)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", l, strings.Join(names, ", ")))
+	}
+	return "Languages: " + strings.Join(parts, ", ") + "."
 }

@@ -216,6 +216,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		MaxFindings:      cfg.MaxFindings,
 		Include:          cfg.Includes,
 		Notes:            problems,
+		Rules:            cfg.Rules,
 		Now:              w.Now,
 	})
 	if errors.Is(context.Cause(runCtx), ErrSuperseded) {

@@ -62,6 +62,9 @@ type Options struct {
 	// Notes are problems to report in the summary, such as what was wrong
 	// in the repository's configuration.
 	Notes []string
+	// Rules is the repository's choice of analyzer rules, given to every
+	// specialist (specialist.RulesOf).
+	Rules specialist.Rules
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Progress, when set, is told as each specialist starts and ends. It
@@ -252,6 +255,7 @@ func runOne(ctx context.Context, c *change.Change, s specialist.Specialist, opts
 		defer notesMu.Unlock()
 		notes = append(notes, n)
 	})
+	tctx = specialist.WithRules(tctx, opts.Rules)
 	tctx = specialist.WithCoverage(tctx, func(cv specialist.Coverage) {
 		notesMu.Lock()
 		defer notesMu.Unlock()

@@ -392,6 +392,30 @@ func TestUnanalysedSourceIsNotApproved(t *testing.T) {
 	}
 }
 
+// The summary names each language of the change with the engines that
+// reviewed it, and a language none reviewed as not analysed.
+func TestSummaryNamesTheEnginesOfEachLanguage(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", blind: true, find: func(ctx context.Context, c *change.Change) []specialist.Finding {
+			specialist.Analysed(ctx, "go", "app.go")
+			return nil
+		}},
+		fake{name: "security", blind: true, find: func(ctx context.Context, c *change.Change) []specialist.Finding {
+			specialist.Analysed(ctx, "llm", "app.go")
+			return nil
+		}},
+	}, opts())
+	if want := "Languages: Go (Go analyzers, LLM)."; !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	}
+	res = Run(context.Background(), c, []specialist.Specialist{fake{name: "logic", blind: true}}, opts())
+	if want := "Languages: Go (not analysed)."; !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	t.Parallel()
 	c := fixture(t)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -157,9 +158,9 @@ func changed(f *change.File, d diag) bool {
 // finding turns a report into a finding.
 func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
 	tool, code, _ := strings.Cut(d.rule, ":")
-	headline, rest, _ := strings.Cut(strings.TrimSpace(d.message), "\n")
+	headline, rest := split(d.message)
 	var body []string
-	if rest = strings.TrimSpace(rest); rest != "" {
+	if rest != "" {
 		body = append(body, rest)
 	}
 	if d.help != "" {
@@ -195,6 +196,21 @@ func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
 	f.Body = strings.Join(body, "\n\n")
 	return f
 }
+
+// split cuts an analyzer's message into a headline, its first line or
+// sentence, and the rest.
+func split(message string) (headline, rest string) {
+	headline, rest, _ = strings.Cut(strings.TrimSpace(message), "\n")
+	if m := sentenceEnd.FindStringIndex(headline); m != nil {
+		rest = strings.TrimSpace(headline[m[0]+3:] + "\n" + rest)
+		headline = headline[:m[0]+2]
+	}
+	return headline, strings.TrimSpace(rest)
+}
+
+// sentenceEnd is the end of a sentence that another follows: a full stop
+// after a word, not an ellipsis, then a capital.
+var sentenceEnd = regexp.MustCompile(`[^.\s]\. [A-Z]`)
 
 func toolNamed(name string) *Tool {
 	for _, t := range Tools {

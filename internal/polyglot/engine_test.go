@@ -27,7 +27,9 @@ var (
 // install them.
 func installed(t *testing.T) *polyglot.Engine {
 	t.Helper()
-	engineOnce.Do(func() { engine = polyglot.New(context.Background(), polyglot.Config{}) })
+	engineOnce.Do(func() {
+		engine = polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")})
+	})
 	for _, f := range engine.Found() {
 		if !f.Usable() {
 			t.Fatalf("%s; run `go run ./cmd/quorum analyzers install` (scripts/test does)", f.Why())

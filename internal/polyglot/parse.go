@@ -190,7 +190,7 @@ func parseOxlint(out []byte, dir string) (report, error) {
 		for _, l := range it.Labels[1:] {
 			end = max(end, l.Span.Line)
 		}
-		r.diags = append(r.diags, diag{rule: "oxlint:" + plugin + "/" + name, name: name, path: p, line: line, endLine: end, message: it.Message, help: it.Help, url: it.URL})
+		r.diags = append(r.diags, diag{rule: "oxlint:" + plugin + "/" + name, path: p, line: line, endLine: end, message: it.Message, help: it.Help, url: it.URL})
 	}
 	return r, nil
 }

@@ -102,12 +102,9 @@ func (f Found) Why() string {
 }
 
 // DefaultDir is where `quorum analyzers install` puts the analyzers and
-// where they are looked for when no directory is given:
-// $QUORUM_ANALYZERS_DIR, else the user's cache directory.
+// where they are looked for when no directory is given (--analyzers-dir,
+// $QUORUM_ANALYZERS_DIR): under the user's cache directory.
 func DefaultDir() string {
-	if d := os.Getenv("QUORUM_ANALYZERS_DIR"); d != "" {
-		return d
-	}
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "quorum", "analyzers")
 	}

@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
 
@@ -74,6 +75,9 @@ type Config struct {
 	Instructions []Instruction
 	// MaxFindings bounds the findings one review posts.
 	MaxFindings int
+	// Rules turns rules of the analyzers of other languages on and off
+	// ("ruff:S311").
+	Rules specialist.Rules
 }
 
 // Paths limits a review to some of a change's files with doublestar globs
@@ -256,7 +260,7 @@ func orTop(where string) string {
 }
 
 func (p *parser) config(root *yaml.Node, cfg *Config) {
-	e := p.entries(root, "", "version", "specialists", "quorum", "blocking_severity", "paths", "instructions", "max_findings")
+	e := p.entries(root, "", "version", "specialists", "quorum", "blocking_severity", "paths", "instructions", "max_findings", "rules")
 
 	if n := e["version"]; n != nil && !isNull(n) {
 		if v, ok := p.int(n, "version"); ok && v != Version {
@@ -309,6 +313,15 @@ func (p *parser) config(root *yaml.Node, cfg *Config) {
 	}
 	if n := e["instructions"]; n != nil && !isNull(n) {
 		cfg.Instructions = p.instructions(n)
+	}
+	if n := e["rules"]; n != nil && !isNull(n) {
+		if n.Kind != yaml.MappingNode {
+			p.addf(n, "rules must be a mapping with enable and disable, not a %s; the default rules run", kindName(n))
+		} else {
+			re := p.entries(n, "rules.", "enable", "disable")
+			cfg.Rules.Enable = p.rules(re["enable"], "rules.enable")
+			cfg.Rules.Disable = p.rules(re["disable"], "rules.disable")
+		}
 	}
 	if n := e["max_findings"]; n != nil && !isNull(n) {
 		if v, ok := p.int(n, "max_findings"); ok {
@@ -378,6 +391,29 @@ func (p *parser) specialists(n *yaml.Node) ([]string, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// rules reads a list of rule ids; an id that names no rule of the
+// analyzers quorum runs is reported and left out, the others kept.
+func (p *parser) rules(n *yaml.Node, key string) []string {
+	if n == nil || isNull(n) {
+		return nil
+	}
+	ids, ok := p.stringList(n, key, "none is used")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, id := range ids {
+		if !polyglot.Known(id) {
+			p.addf(resolve(n.Content[i]), "%s has %q, which is not a rule of ruff, oxlint, shellcheck or hadolint (written like ruff:S311, oxlint:eslint/no-debugger, shellcheck:SC2086, hadolint:DL3059); it is ignored", key, id)
+			continue
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (p *parser) globs(n *yaml.Node, key, fallback string) ([]string, bool) {

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/change/changetest"
+	"github.com/quorum-review/quorum/internal/specialist"
 )
 
 // gitRepo is a real git repository (changetest.Repo) with the shorthand
@@ -150,6 +152,9 @@ instructions:
   - path: "**/*.sql"
     text: Prefer keyset pagination.
 max_findings: 12
+rules:
+  enable: [ruff:S311, oxlint:eslint/no-unused-vars]
+  disable: [shellcheck:SC2086]
 `))
 	if len(problems) != 0 {
 		t.Fatalf("problems = %q", problems)
@@ -169,9 +174,22 @@ max_findings: 12
 			{Path: "**/*.sql", Text: "Prefer keyset pagination."},
 		},
 		MaxFindings: 12,
+		Rules:       specialist.Rules{Enable: []string{"ruff:S311", "oxlint:eslint/no-unused-vars"}, Disable: []string{"shellcheck:SC2086"}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config =\n%+v\nwant\n%+v", cfg, want)
+	}
+}
+
+// A rule that no analyzer has is named and dropped; the others stand.
+func TestParseRulesKeepsOnlyKnownRules(t *testing.T) {
+	t.Parallel()
+	cfg, problems := Parse(".quorum.yaml", []byte("rules:\n  enable: [ruff:S311, ruff:X999, pylint:W0611]\n  disable: shellcheck:SC2086\n"))
+	if !slices.Equal(cfg.Rules.Enable, []string{"ruff:S311"}) || cfg.Rules.Disable != nil {
+		t.Errorf("rules %+v, want enable [ruff:S311] and no disable", cfg.Rules)
+	}
+	if len(problems) != 3 || !strings.Contains(problems[0], `"ruff:X999", which is not a rule`) || !strings.Contains(problems[2], "rules.disable must be a list") {
+		t.Errorf("problems %q", problems)
 	}
 }
 

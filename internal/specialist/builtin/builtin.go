@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/specialist/logic"
 	"github.com/quorum-review/quorum/internal/specialist/performance"
@@ -16,22 +17,23 @@ import (
 )
 
 // New constructs the enabled built-in specialists, in the order of
-// enabled, sharing loader, and names the enabled ones this build lacks.
-func New(enabled []string, loader *goanalysis.Loader) ([]specialist.Specialist, []string, error) {
+// enabled, sharing loader for Go and others for the other languages (none
+// when nil), and names the enabled ones this build lacks.
+func New(enabled []string, loader *goanalysis.Loader, others *polyglot.Engine) ([]specialist.Specialist, []string, error) {
 	var out []specialist.Specialist
 	var missing []string
 	for _, n := range enabled {
 		switch n {
 		case specialist.Logic:
-			out = append(out, logic.New(loader))
+			out = append(out, polyglot.Wrap(logic.New(loader), others))
 		case specialist.Performance:
-			out = append(out, performance.New(loader))
+			out = append(out, polyglot.Wrap(performance.New(loader), others))
 		case specialist.Security:
 			s, err := security.NewDefault(loader)
 			if err != nil {
 				return nil, nil, fmt.Errorf("security specialist: %w", err)
 			}
-			out = append(out, s)
+			out = append(out, polyglot.Wrap(s, others))
 		case specialist.Tests:
 			out = append(out, tests.New())
 		default:
