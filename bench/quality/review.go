@@ -26,7 +26,9 @@ import (
 
 // others runs the analyzers of other languages that `quorum analyzers
 // install` put in place ($QUORUM_ANALYZERS_DIR or the user's cache).
-var others = sync.OnceValue(func() *polyglot.Engine { return polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")}) })
+var others = sync.OnceValue(func() *polyglot.Engine {
+	return polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")})
+})
 
 // childEnv marks the process a run starts for each case; the tests' main
 // looks for it, since their executable is the test binary.
