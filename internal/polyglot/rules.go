@@ -195,7 +195,9 @@ var rules = map[string]Rule{
 	"shellcheck:SC2115": security(high),                                    // rm -rf "$dir/" with dir empty is rm -rf /
 	"shellcheck:SC2156": security(high),                                    // find -exec sh -c with {} injected
 	"shellcheck:SC2164": logic(medium),                                     // cd that can fail, and the script goes on
-	"shellcheck:SC2048": logic(medium), "shellcheck:SC2068": logic(medium), // $* / $@ unquoted
+	// $* and $@ unquoted, where the words become a command's arguments
+	// (not a message's).
+	"shellcheck:SC2048": logic(medium).only(notMessage), "shellcheck:SC2068": logic(medium).only(notMessage),
 	"shellcheck:SC2045": logic(medium), "shellcheck:SC2038": logic(medium),
 	"shellcheck:SC2064": logic(medium), "shellcheck:SC2069": logic(medium),
 	"shellcheck:SC2066": logic(medium), "shellcheck:SC2067": logic(medium), "shellcheck:SC2070": logic(medium),
@@ -205,7 +207,7 @@ var rules = map[string]Rule{
 	"shellcheck:SC2094": logic(high), "shellcheck:SC2095": logic(medium),
 	"shellcheck:SC2097": logic(medium), "shellcheck:SC2098": logic(medium),
 	"shellcheck:SC2104": logic(high), "shellcheck:SC2105": logic(high),
-	"shellcheck:SC2145": logic(medium), "shellcheck:SC2157": logic(medium),
+	"shellcheck:SC2157": logic(medium),
 	"shellcheck:SC2168": logic(high),
 	"shellcheck:SC2193": logic(high), "shellcheck:SC2194": logic(medium), "shellcheck:SC2195": logic(high),
 	"shellcheck:SC2199": logic(medium), "shellcheck:SC2203": logic(medium),
@@ -247,6 +249,12 @@ func notSafe(message, _ string) bool { return !strings.Contains(message, "seems 
 var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep)\s`)
 
 func actsOnFiles(_, line string) bool { return reActsOnFiles.MatchString(line) }
+
+// reMessage matches a line that prints a message: where splitting $@
+// into words changes nothing but spacing.
+var reMessage = regexp.MustCompile(`^\s*(echo|printf|print|log\w*|warn\w*|info|error|die|fail\w*|flunk|abort|msg|note)\b`)
+
+func notMessage(_, line string) bool { return !reMessage.MatchString(line) }
 
 var reDownload = regexp.MustCompile(`\b(curl|wget)\b`)
 

