@@ -190,11 +190,11 @@ var rules = map[string]Rule{
 	// cd, a glob, an empty variable. Off: style (backticks, $? checks),
 	// unused and unassigned variables (set elsewhere, by the caller),
 	// unreachable code (functions called from traps), printf formats.
-	"shellcheck:SC2086": logic(medium).only(actsOnFiles),                   // an unquoted variable split into words
-	"shellcheck:SC2046": logic(medium).only(actsOnFiles),                   // an unquoted $(…)
-	"shellcheck:SC2115": security(high),                                    // rm -rf "$dir/" with dir empty is rm -rf /
-	"shellcheck:SC2156": security(high),                                    // find -exec sh -c with {} injected
-	"shellcheck:SC2164": logic(medium),                                     // cd that can fail, and the script goes on
+	"shellcheck:SC2086": logic(medium).only(actsOnFiles), // an unquoted variable split into words
+	"shellcheck:SC2046": logic(medium).only(actsOnFiles), // an unquoted $(…)
+	"shellcheck:SC2115": security(high),                  // rm -rf "$dir/" with dir empty is rm -rf /
+	"shellcheck:SC2156": security(high),                  // find -exec sh -c with {} injected
+	"shellcheck:SC2164": logic(medium),                   // cd that can fail, and the script goes on
 	// $* and $@ unquoted, where the words become a command's arguments
 	// (not a message's).
 	"shellcheck:SC2048": logic(medium).only(notMessage), "shellcheck:SC2068": logic(medium).only(notMessage),

@@ -1,0 +1,90 @@
+package polyglot
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/quorum-review/quorum/internal/specialist"
+)
+
+// Every rule of the table is known, of a specialist that takes it, with a
+// category and severity the API knows.
+func TestRuleTableIsWellFormed(t *testing.T) {
+	for id, r := range rules {
+		if !Known(id) {
+			t.Errorf("%s is in the table but not Known", id)
+		}
+		if _, ok := family(id); !ok {
+			t.Errorf("%s does not match its analyzer's rule ids", id)
+		}
+		if !slices.Contains([]string{specialist.Logic, specialist.Security, specialist.Performance}, r.Specialist) ||
+			!slices.Contains(specialist.Categories, r.Category) || specialist.SeverityRank(r.Severity) < 0 || !r.On {
+			t.Errorf("%s: %+v", id, r)
+		}
+	}
+	for _, id := range []string{"ruff:S311", "ruff:PERF401", "oxlint:eslint/no-unused-vars", "shellcheck:SC2034", "hadolint:DL3059", "hadolint:SC2086"} {
+		if r, ok := lookup(id); !ok || r.On {
+			t.Errorf("%s: known %v, on %v; want known and off", id, ok, r.On)
+		}
+	}
+	for _, id := range []string{"ruff:X1", "pylint:W0611", "oxlint:no-unused-vars", "shellcheck:2086", "ruff", ""} {
+		if Known(id) {
+			t.Errorf("%q is Known", id)
+		}
+	}
+}
+
+func TestRepositoryRulesTurnRulesOnAndOff(t *testing.T) {
+	s608, _ := lookup("ruff:S608")
+	s311, _ := lookup("ruff:S311")
+	for _, tc := range []struct {
+		rs    specialist.Rules
+		id    string
+		r     Rule
+		want  bool
+		about string
+	}{
+		{specialist.Rules{}, "ruff:S608", s608, true, "on by default"},
+		{specialist.Rules{}, "ruff:S311", s311, false, "off by default"},
+		{specialist.Rules{Enable: []string{"ruff:S311"}}, "ruff:S311", s311, true, "enabled"},
+		{specialist.Rules{Disable: []string{"ruff:S608"}}, "ruff:S608", s608, false, "disabled"},
+		{specialist.Rules{Enable: []string{"ruff:S608"}, Disable: []string{"ruff:S608"}}, "ruff:S608", s608, false, "disable wins"},
+	} {
+		if got := on(tc.rs, tc.id, tc.r); got != tc.want {
+			t.Errorf("%s: on = %v", tc.about, got)
+		}
+	}
+}
+
+// The rules kept only in some places keep what a reviewer would post.
+func TestKeepDecidesByTheLine(t *testing.T) {
+	for _, tc := range []struct {
+		rule, message, line string
+		want                bool
+	}{
+		{"shellcheck:SC2086", "", `rm -rf $dir/cache`, true},
+		{"shellcheck:SC2086", "", `echo $dir`, false},
+		{"shellcheck:SC2068", "", `exec $@`, true},
+		{"shellcheck:SC2068", "", `  echo $@`, false},
+		{"ruff:S602", "`subprocess` call with `shell=True` identified, security issue", "", true},
+		{"ruff:S602", "`subprocess` call with `shell=True` seems safe, but may be changed in the future; consider rewriting without `shell`", "", false},
+		{"hadolint:DL4006", "", "RUN set -x \\\n  && curl -fsSL https://x | tar xz", true},
+		{"hadolint:DL4006", "", "RUN ls | sort", false},
+	} {
+		r, _ := lookup(tc.rule)
+		if got := r.keep(tc.message, tc.line); got != tc.want {
+			t.Errorf("%s on %q: keep %v, want %v", tc.rule, tc.line, got, tc.want)
+		}
+	}
+}
+
+// A Dockerfile instruction's continued lines are part of what decides.
+func TestInstructionTakesContinuedLines(t *testing.T) {
+	b := []byte("FROM x\nRUN set -eux; \\\n  curl -o a https://x | sh\nUSER app\n")
+	if got := instruction(b, diag{rule: "hadolint:DL4006", line: 2, endLine: 2}); got != "RUN set -eux; \\\n  curl -o a https://x | sh" {
+		t.Errorf("instruction %q", got)
+	}
+	if got := instruction(b, diag{rule: "shellcheck:SC2086", line: 2, endLine: 2}); got != "RUN set -eux; \\" {
+		t.Errorf("a shell report takes only its line: %q", got)
+	}
+}
