@@ -105,6 +105,7 @@ const headSh = `#!/bin/sh
 dir=$1
 cd $dir
 rm -rf $dir/cache
+cp $dir/a $dir/b
 echo $dir
 `
 
@@ -152,6 +153,7 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 			"oxlint:eslint/valid-typeof web/check.js:6",
 			"ruff:B006 app/db.py:15",
 			"shellcheck:SC2086 scripts/clean.sh:4",
+			"shellcheck:SC2086 scripts/clean.sh:5",
 			"shellcheck:SC2164 scripts/clean.sh:3",
 		},
 	}
@@ -173,6 +175,25 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 		if f.Rule == "shellcheck:SC2164" && (f.SuggestedPatch == "" || !strings.Contains(f.Body, "shellcheck 0.11.0")) {
 			t.Errorf("SC2164 without a patch or provenance: %+v", f)
 		}
+	}
+}
+
+// A long script is checked too (without shellcheck's slow data-flow
+// analysis), and $* unquoted is said once.
+func TestEngineChecksALongScript(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	long := "#!/bin/bash\n" + strings.Repeat("echo \"step\"\n", 4500) + "exec \"$tool\" $*\n"
+	r.Write(map[string]string{"long.sh": long})
+	head := r.Commit("head")
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	if !cov["long.sh"].Analysed {
+		t.Fatalf("long.sh not analysed: %+v", cov["long.sh"])
+	}
+	if g := rulesOf(got[specialist.Logic]); len(g) != 1 || !strings.HasSuffix(g[0], "long.sh:4502") {
+		t.Errorf("logic findings %v, want one on the unquoted $* of line 4502", g)
 	}
 }
 
@@ -215,7 +236,7 @@ func TestEngineSaysWhatItDidNotAnalyse(t *testing.T) {
 	head := r.Commit("head")
 
 	_, cov := review(t, installed(t), r, base, head, specialist.Rules{})
-	for p, want := range map[string]string{"a.py": "ruff could not parse it", "b.sh": "shellcheck could not parse it"} {
+	for p, want := range map[string]string{"a.py": "ruff could not parse it", "b.sh": "shellcheck could not parse it", "c.zsh": "shellcheck does not check zsh"} {
 		if cv := cov[p]; cv.Analysed || !strings.Contains(cv.Reason, want) {
 			t.Errorf("%s: %+v, want not analysed because %q", p, cv, want)
 		}
