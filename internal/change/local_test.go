@@ -163,6 +163,8 @@ func TestLocalSkips(t *testing.T) {
 	r.write("web/app.min.js", "var a=1;\n")
 	r.write("web/bundle.js", strings.Repeat("var a=1;", 200)+"\n")
 	r.write("web/app.js", "const a = 1;\n")
+	r.write("dist/node/axios.cjs", "module.exports = 1;\n")
+	r.write("web/distinct.js", "const b = 2;\n")
 	r.remove("old_vendor/vendor/lib/gone.go")
 	// Look-alikes that are reviewed: a comment that is not the marker, and
 	// a vendor.go that is not in a vendor directory.
@@ -193,6 +195,7 @@ func TestLocalSkips(t *testing.T) {
 		"web/package-lock.json":              ReasonLockFile,
 		"web/app.min.js":                     ReasonMinified,
 		"web/bundle.js":                      ReasonMinified,
+		"dist/node/axios.cjs":                ReasonGenerated,
 		"link.go":                            ReasonSymlink,
 		"sub":                                ReasonSubmodule,
 	}
@@ -213,7 +216,7 @@ func TestLocalSkips(t *testing.T) {
 		reviewed = append(reviewed, f.Path())
 	}
 	slices.Sort(reviewed)
-	if want := []string{"handmade.go", "main.go", "vendor.go", "web/app.js"}; !slices.Equal(reviewed, want) {
+	if want := []string{"handmade.go", "main.go", "vendor.go", "web/app.js", "web/distinct.js"}; !slices.Equal(reviewed, want) {
 		t.Errorf("reviewed %v, want %v", reviewed, want)
 	}
 	counts := c.SkippedCounts()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -109,7 +110,7 @@ func classify(ctx context.Context, f *File, head string, tree Tree) (Reason, err
 		return ReasonLockFile, nil
 	case minifiedName(p):
 		return ReasonMinified, nil
-	case generatedName(p):
+	case generatedName(p) || builtAsset(p):
 		return ReasonGenerated, nil
 	case minifiedExts[path.Ext(p)] && hasLongAddedLine(f):
 		return ReasonMinified, nil
@@ -156,6 +157,17 @@ func generatedName(p string) bool {
 		}
 	}
 	return false
+}
+
+// builtAsset reports whether p is a JavaScript or CSS file in a dist
+// directory: the bundles a build writes there and a package commits for its
+// users (axios' dist/axios.js, Leaflet's dist/leaflet-src.js) are the
+// output of the source beside them, reviewed there.
+func builtAsset(p string) bool {
+	if !minifiedExts[path.Ext(p)] && !strings.HasSuffix(p, ".d.ts") {
+		return false
+	}
+	return slices.Contains(strings.Split(path.Dir(p), "/"), "dist")
 }
 
 func hasLongAddedLine(f *File) bool {
