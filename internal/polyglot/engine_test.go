@@ -142,7 +142,6 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 	want := map[string][]string{
 		specialist.Security: {
 			"hadolint:DL3002 Dockerfile:4",
-			"hadolint:DL3008 Dockerfile:3",
 			"hadolint:DL4006 Dockerfile:2",
 			"ruff:S605 app/db.py:11",
 			"ruff:S608 app/db.py:7",
