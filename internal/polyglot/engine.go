@@ -264,7 +264,13 @@ func lineText(b []byte, n int) string {
 func instruction(b []byte, d diag) string {
 	end := max(d.endLine, d.line)
 	var parts []string
-	for n := d.line; n <= end+200; n++ {
+	start := d.line
+	if strings.HasPrefix(d.rule, "ruff:") && start > 1 {
+		// The call a Python expression is an argument of often opens on
+		// the line before: cur.execute(\n "…" % x).
+		start--
+	}
+	for n := start; n <= end+200; n++ {
 		t := lineText(b, n)
 		parts = append(parts, t)
 		if n >= end && !(strings.HasPrefix(d.rule, "hadolint:") && strings.HasSuffix(strings.TrimSpace(t), "\\")) {

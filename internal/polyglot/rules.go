@@ -79,7 +79,7 @@ var rules = map[string]Rule{
 	// is not a constant: ruff says "seems safe" of a constant one.
 	"ruff:S602": security(high).only(notSafe),
 	"ruff:S605": security(high).only(notSafe),
-	"ruff:S608": security(medium), // SQL built from strings
+	"ruff:S608": security(medium).only(runsQuery), // SQL built from strings
 	"ruff:S609": security(medium),
 	"ruff:S610": security(medium),
 	"ruff:S611": security(medium),
@@ -245,6 +245,22 @@ var rules = map[string]Rule{
 	// A pipe hides the failure of all but its last command; only where a
 	// download is piped (curl … | sh) is that worth a comment.
 	"hadolint:DL4006": security(medium).only(downloads),
+}
+
+// reRunsQuery matches a line that hands SQL to a database: a DB-API or
+// ORM call, or a variable named for a query.
+var reRunsQuery = regexp.MustCompile(`(?i)\.(execute|executemany|executescript|raw|extra|mogrify|query)\s*\(|\b(text|read_sql\w*)\s*\(|^\s*(self\.)?\w*(sql|query|stmt|statement)\w*\s*\+?=[^=]`)
+
+// runsQuery keeps S608 where the SQL built from strings is run or kept as
+// a query: not where the string is a message, a log line, or a payload a
+// security tool sends (sqlmap builds SQL with % by design).
+func runsQuery(_, line string) bool {
+	for _, l := range strings.Split(line, "\n") {
+		if reRunsQuery.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // notSafe keeps ruff's shell reports that are not of a constant command.

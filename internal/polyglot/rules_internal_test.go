@@ -76,6 +76,11 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"ruff:S602", "`subprocess` call with `shell=True` seems safe, but may be changed in the future; consider rewriting without `shell`", "", false},
 		{"hadolint:DL4006", "", "RUN set -x \\\n  && curl -fsSL https://x | tar xz", true},
 		{"hadolint:DL4006", "", "RUN ls | sort", false},
+		{"ruff:S608", "", `    return db.execute("SELECT * FROM users WHERE name = '%s'" % name)`, true},
+		{"ruff:S608", "", "    cur.execute(\n        \"DELETE FROM t WHERE id = %s\" % n", true},
+		{"ruff:S608", "", `    query = "SELECT * FROM %s" % table`, true},
+		{"ruff:S608", "", `    output = inject.checkBooleanExpression("(SELECT VERSION FROM V) LIKE '%d%%'" % number)`, false},
+		{"ruff:S608", "", `    log.info("SELECT took %d ms" % ms)`, false},
 		{"hadolint:DL4006", "", "RUN curl -fsSL $URL -o a.war \\\n  && echo \"$SHA  a.war\" | sha256sum -c -", false},
 	} {
 		r, _ := lookup(tc.rule)
