@@ -22,7 +22,7 @@ func TestRuleTableIsWellFormed(t *testing.T) {
 			t.Errorf("%s: %+v", id, r)
 		}
 	}
-	for _, id := range []string{"ruff:S311", "ruff:PERF401", "oxlint:eslint/no-unused-vars", "shellcheck:SC2034", "hadolint:DL3059", "hadolint:SC2086", "hadolint:DL3008"} {
+	for _, id := range []string{"ruff:S311", "ruff:PERF401", "oxlint:eslint/no-unused-vars", "shellcheck:SC2034", "hadolint:DL3059", "hadolint:SC2086", "hadolint:DL3008", "ruff:S301"} {
 		if r, ok := lookup(id); !ok || r.On {
 			t.Errorf("%s: known %v, on %v; want known and off", id, ok, r.On)
 		}
@@ -81,6 +81,8 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"ruff:S608", "", `    query = "SELECT * FROM %s" % table`, true},
 		{"ruff:S608", "", `    output = inject.checkBooleanExpression("(SELECT VERSION FROM V) LIKE '%d%%'" % number)`, false},
 		{"ruff:S608", "", `    log.info("SELECT took %d ms" % ms)`, false},
+		{"ruff:S608", "", "        sql=\"SELECT value FROM IdToDoc WHERE id in ({seq})\".format(\n            seq=','.join(['?']*len(idxs))\n        )", false},
+		{"shellcheck:SC2086", "", `if ! grep -q sbin <<< $PATH; then`, false},
 		{"hadolint:DL4006", "", "RUN curl -fsSL $URL -o a.war \\\n  && echo \"$SHA  a.war\" | sha256sum -c -", false},
 	} {
 		r, _ := lookup(tc.rule)
