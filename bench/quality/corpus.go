@@ -32,6 +32,10 @@ var classes = []string{
 	"resource-leak", "defer-in-loop", "regexp-in-loop", "printf",
 	"self-compare", "ineffective-logic", "concurrency", "bounds", "overflow",
 	"test-skip", "test-removed", "assertion-removed",
+	// The other languages' (issue 11): an unquoted shell expansion split
+	// into words, a name used where it is not defined, an error lost by
+	// the way it is thrown (an async Promise executor).
+	"word-splitting", "undefined-name", "lost-error",
 }
 
 // specialists are the built-in specialists an expectation may name.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +125,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	}
 	var fs []specialist.Finding
 	said := map[string]bool{}
+	first, again := map[string]int{}, map[int][]int{}
 	for _, d := range o.diags {
 		r, ok := lookup(d.rule)
 		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], d) {
@@ -149,9 +151,32 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		said[k] = true
+		// And one comment per file for the same report: an undefined
+		// name used eleven times is one mistake.
+		same := d.rule + "\x00" + d.path + "\x00" + d.message
+		if i, ok := first[same]; ok {
+			again[i] = append(again[i], d.line)
+			continue
+		}
+		first[same] = len(fs)
 		fs = append(fs, e.finding(d, r, o.head[d.path]))
 	}
+	for i, lines := range again {
+		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
+	}
 	return specialist.OnChangedLines(c, fs), nil
+}
+
+// joinLines names line numbers: "line 12", "lines 12, 40 and 52".
+func joinLines(lines []int) string {
+	var parts []string
+	for _, l := range lines {
+		parts = append(parts, strconv.Itoa(l))
+	}
+	if len(parts) == 1 {
+		return "line " + parts[0]
+	}
+	return "lines " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // sameKind returns the kind of a rule for deduplication on one line: the

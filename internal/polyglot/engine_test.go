@@ -152,7 +152,6 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 			"oxlint:eslint/valid-typeof web/check.js:6",
 			"ruff:B006 app/db.py:15",
 			"shellcheck:SC2086 scripts/clean.sh:4",
-			"shellcheck:SC2086 scripts/clean.sh:5",
 			"shellcheck:SC2164 scripts/clean.sh:3",
 		},
 	}
@@ -193,6 +192,25 @@ func TestEngineChecksALongScript(t *testing.T) {
 	}
 	if g := rulesOf(got[specialist.Logic]); len(g) != 1 || !strings.HasSuffix(g[0], "long.sh:4502") {
 		t.Errorf("logic findings %v, want one on the unquoted $* of line 4502", g)
+	}
+}
+
+// One mistake repeated is one comment: an undefined name used three
+// times is reported on its first use, naming the others.
+func TestEngineSaysARepeatedReportOnce(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"pages.py": "def go(w):\n    w.show(CREATE_PAGE)\n    w.back(CREATE_PAGE)\n    return CREATE_PAGE\n"})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	fs := got[specialist.Logic]
+	if g := rulesOf(fs); !slices.Equal(g, []string{"ruff:F821 pages.py:2"}) {
+		t.Fatalf("logic findings %v, want one F821 on line 2", g)
+	}
+	if !strings.Contains(fs[0].Body, "The same on lines 3 and 4.") {
+		t.Errorf("body does not name the other uses:\n%s", fs[0].Body)
 	}
 }
 

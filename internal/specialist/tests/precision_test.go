@@ -356,3 +356,32 @@ func TestGoTestRemovedWithBehaviourTakenOutIsClean(t *testing.T) {
 		t.Fatalf("findings %+v, want TestBaseEmpty's removal", fs)
 	}
 }
+
+// pyScore is a Python module whose score function has 30 branches of new
+// logic.
+func pyScore() string {
+	var b strings.Builder
+	b.WriteString("def score(v):\n    r = 0\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "    if v > %d:\n        r += %d\n", i, i*3)
+	}
+	b.WriteString("    return r\n")
+	return b.String()
+}
+
+// In a collection of small projects (geekcomputers/Python: 800 scripts in
+// 300 directories, a dozen of them with tests) the tests of one project say
+// nothing of the others: new logic in an untested project gets no coverage
+// advice; in the tested one it still does.
+func TestPythonCoverageAdviceOnlyWhereTheProjectKeepsTests(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"BrowserHistory/history.py":            "def visit(u):\n    return u\n",
+		"BrowserHistory/tests/test_history.py": "from history import visit\n\n\ndef test_visit():\n    assert visit(1) == 1\n",
+		"bank/backend.py":                      "def balance():\n    return 0\n",
+	}
+	fs, _, files := runReview(t, nil, base, map[string]string{"bank/score.py": pyScore(), "area.py": pyScore()})
+	check(t, fs, files)
+	fs, _, files = runReview(t, nil, base, map[string]string{"BrowserHistory/score.py": pyScore()})
+	check(t, fs, files, want{"BrowserHistory/score.py", "", RuleUntestedChange, "low"})
+}

@@ -922,7 +922,7 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 		// A repository with no test in a language does not keep them
 		// (listmonk's Go: none in 94 files): telling each change so is
 		// noise its team would mute.
-		if keeps != nil && !keeps[x.eco] {
+		if keeps != nil && !keeps.cover(x.eco, x.path) {
 			out[x.path] = true // nor is any of its exports untested
 			continue
 		}
@@ -1013,9 +1013,29 @@ func (r *review) untestedPackage(dir string) (bool, error) {
 	return src && !tests, nil
 }
 
-// keepsTests returns, per ecosystem, whether the repository at head has
-// a test file of it; nil when the change's source cannot list its tree.
-func (r *review) keepsTests() (map[*ecosystem]bool, error) {
+// testAreas are, per ecosystem, the top-level directories of the
+// repository whose code has tests ("" for the whole repository).
+type testAreas map[*ecosystem]map[string]bool
+
+// cover reports whether the code at p is where its ecosystem's tests are
+// kept.
+func (a testAreas) cover(eco *ecosystem, p string) bool {
+	areas := a[eco]
+	return areas[""] || areas[topDir(p)]
+}
+
+// testDirNames are the directories a test suite is kept in; what is
+// above one is the project the suite tests.
+var testDirNames = []string{"test", "tests", "testing", "__tests__", "spec", "specs"}
+
+// keepsTests returns, per ecosystem, the areas of the repository at head
+// that keep tests of it; nil when the change's source cannot list its
+// tree. A test covers the top-level directory of the project it tests:
+// tests/ at the root covers the whole repository; BrowserHistory/tests/
+// of a collection of small projects (geekcomputers/Python: 800 scripts,
+// a dozen of them tested) covers only BrowserHistory/. Go is judged per
+// package instead (untestedPackage), so one test covers it all.
+func (r *review) keepsTests() (testAreas, error) {
 	paths, err := r.c.ListTree(r.ctx, r.c.HeadSHA)
 	if errors.Is(err, change.ErrNoListing) {
 		return nil, nil
@@ -1023,19 +1043,51 @@ func (r *review) keepsTests() (map[*ecosystem]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the head's tree: %w", err)
 	}
-	keeps := map[*ecosystem]bool{}
+	keeps := testAreas{}
 	for _, eco := range ecosystems {
+		keeps[eco] = map[string]bool{}
 		// Rust keeps unit tests in the source files themselves.
-		keeps[eco] = eco.name == "rust"
+		keeps[eco][""] = eco.name == "rust"
 	}
 	for _, p := range paths {
 		for _, eco := range ecosystems {
-			if !keeps[eco] && eco.isTest(p) && !hasDir(p, fixtureDirs...) {
-				keeps[eco] = true
+			if !eco.isTest(p) || hasDir(p, fixtureDirs...) {
+				continue
 			}
+			if eco.name == "go" {
+				keeps[eco][""] = true
+				continue
+			}
+			keeps[eco][testedProject(p)] = true
 		}
 	}
 	return keeps, nil
+}
+
+// testedProject returns the top-level directory of the project the test
+// at p tests: what is above its test directory, or its own directory; ""
+// for the repository's root.
+func testedProject(p string) string {
+	parts := strings.Split(path.Dir(p), "/")
+	for i, d := range parts {
+		if slices.Contains(testDirNames, d) {
+			parts = parts[:i]
+			break
+		}
+	}
+	if len(parts) == 0 || parts[0] == "." {
+		return ""
+	}
+	return parts[0]
+}
+
+// topDir returns the first directory of p, or "" for a file at the root.
+func topDir(p string) string {
+	d, _, ok := strings.Cut(p, "/")
+	if !ok {
+		return ""
+	}
+	return d
 }
 
 func dirName(p string) string {
