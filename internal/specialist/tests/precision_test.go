@@ -379,9 +379,13 @@ func TestPythonCoverageAdviceOnlyWhereTheProjectKeepsTests(t *testing.T) {
 		"BrowserHistory/history.py":            "def visit(u):\n    return u\n",
 		"BrowserHistory/tests/test_history.py": "from history import visit\n\n\ndef test_visit():\n    assert visit(1) == 1\n",
 		"bank/backend.py":                      "def balance():\n    return 0\n",
+		"dir_test.py":                          "import os\n\nprint(os.path.isdir('x'))\n",
 	}
-	fs, _, files := runReview(t, nil, base, map[string]string{"bank/score.py": pyScore(), "area.py": pyScore()})
+	fs, _, files := runReview(t, nil, base, map[string]string{"bank/score.py": pyScore()})
 	check(t, fs, files)
 	fs, _, files = runReview(t, nil, base, map[string]string{"BrowserHistory/score.py": pyScore()})
 	check(t, fs, files, want{"BrowserHistory/score.py", "", RuleUntestedChange, "low"})
+	// A test file at the root is of the scripts at the root.
+	fs, _, files = runReview(t, nil, base, map[string]string{"area.py": pyScore()})
+	check(t, fs, files, want{"area.py", "", RuleUntestedChange, "low"})
 }

@@ -1066,26 +1066,26 @@ func (r *review) keepsTests() (testAreas, error) {
 
 // testedProject returns the top-level directory of the project the test
 // at p tests: what is above its test directory, or its own directory; ""
-// for the repository's root.
+// (the whole repository) for a test directory at the root, "." (the files
+// at the root) for a test file there.
 func testedProject(p string) string {
 	parts := strings.Split(path.Dir(p), "/")
 	for i, d := range parts {
 		if slices.Contains(testDirNames, d) {
-			parts = parts[:i]
-			break
+			if i == 0 {
+				return ""
+			}
+			return parts[0]
 		}
-	}
-	if len(parts) == 0 || parts[0] == "." {
-		return ""
 	}
 	return parts[0]
 }
 
-// topDir returns the first directory of p, or "" for a file at the root.
+// topDir returns the first directory of p, or "." for a file at the root.
 func topDir(p string) string {
 	d, _, ok := strings.Cut(p, "/")
 	if !ok {
-		return ""
+		return "."
 	}
 	return d
 }
