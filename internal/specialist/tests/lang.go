@@ -47,6 +47,9 @@ type skipRule struct {
 	// (pgxtest.SkipCockroachDB(t, …)): it skips under a condition its
 	// name tells.
 	helper bool
+	// conditional marks a decorator that skips under its condition
+	// (pytest.mark.skipif).
+	conditional bool
 }
 
 var (
@@ -93,7 +96,10 @@ var ecosystems = []*ecosystem{
 		},
 		testDecl: regexp.MustCompile(`^\s*(async\s+)?def\s+(?P<name>test\w*)\s*\(`),
 		skips: []skipRule{
-			{re: regexp.MustCompile(`^\s*@(pytest\.mark\.skip(if)?|unittest\.skip(If|Unless)?|skip(If|Unless)?)\b`)},
+			{re: regexp.MustCompile(`^\s*@(pytest\.mark\.skip|unittest\.skip|skip)\b`)},
+			// skipif and its kin skip where a condition holds (Windows, a
+			// missing tool), and run everywhere else.
+			{re: regexp.MustCompile(`^\s*@(pytest\.mark\.skipif|unittest\.skip(If|Unless)|skip(If|Unless))\b`), conditional: true},
 			{re: regexp.MustCompile(`\bpytest\.skip\(|\bself\.skipTest\(`), imperative: true},
 		},
 		assert:     regexp.MustCompile(`^\s*assert\b|\bself\.assert\w*\(|\bpytest\.raises\(|\bself\.fail\(`),

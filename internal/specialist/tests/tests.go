@@ -461,7 +461,10 @@ func (r *review) skips(x *file) {
 				if rule.imperative && (reShort.MatchString(masked) || reShort.MatchString(prev)) {
 					break // skipped in -short mode only; the full run still has it
 				}
-				conditional := rule.helper || rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
+				if replacesSkip(h, rule) {
+					break // a skip rewritten (its condition, its reason), not added
+				}
+				conditional := rule.helper || rule.conditional || rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
 					reCondition.MatchString(masked[m[1]:]))
 				f := specialist.Finding{
 					Rule: RuleSkipAdded, Severity: sevSkip, Path: x.path, Line: l.NewNumber,
@@ -496,6 +499,25 @@ func (r *review) skips(x *file) {
 			}
 		}
 	}
+}
+
+// replacesSkip reports whether the hunk removes as many skips of the
+// same kind as it adds: the added ones rewrite them (a condition spelled
+// differently, a reason reworded).
+func replacesSkip(h change.Hunk, rule skipRule) bool {
+	n := 0
+	for _, l := range h.Lines {
+		if !rule.re.MatchString(l.Text) {
+			continue
+		}
+		switch l.Kind {
+		case change.KindDeleted:
+			n++
+		case change.KindAdded:
+			n--
+		}
+	}
+	return n >= 0
 }
 
 // testExisted returns the name of the test the i-th line of the hunk

@@ -487,6 +487,24 @@ func TestPythonUntestedChange(t *testing.T) {
 	check(t, fs, files, want{"app/parse.py", "", RuleUntestedChange, "low"})
 }
 
+// skipif skips where its condition holds: added to a test that ran, it is
+// a low note; on a new test, or rewritten (pallets/click replaced
+// platform.system() == "Windows" by WIN in its skipifs), it is nothing.
+func TestPythonSkipIfIsConditional(t *testing.T) {
+	t.Parallel()
+	skipWin := "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"no sed\")\n"
+	head := strings.Replace(pyTest, "def test_parse():\n", skipWin+"def test_parse():\n", 1)
+	fs, _, files := runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": head})
+	check(t, fs, files, want{"tests/test_parse.py", "@pytest.mark.skipif", RuleSkipAdded, "low"})
+
+	fs, _, files = runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": pyTest + "\n\n" + skipWin + "def test_parse_sed():\n    assert parse(\"s\") == [\"s\"]\n"})
+	check(t, fs, files)
+
+	rewritten := strings.Replace(head, "sys.platform == \"win32\"", "WIN", 1)
+	fs, _, files = runReview(t, nil, map[string]string{"app/parse.py": pyBase, "tests/test_parse.py": head}, map[string]string{"tests/test_parse.py": rewritten})
+	check(t, fs, files)
+}
+
 func TestPythonChangeWithItsTestIsClean(t *testing.T) {
 	t.Parallel()
 	fs, _, files := runReview(t, nil, pyRepo(), map[string]string{
