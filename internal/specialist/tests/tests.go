@@ -539,7 +539,9 @@ func (r *review) testExisted(x *file, h change.Hunk, i int, imperative bool) (st
 		if imperative {
 			step = -1
 		}
-		for n, k := from, 0; n >= 1 && n <= len(x.headMask) && n <= len(x.head) && (imperative || k <= 6); n, k = n+step, k+1 {
+		// (A test's other decorators may stand between: a parametrize
+		// list runs to tens of lines.)
+		for n, k := from, 0; n >= 1 && n <= len(x.headMask) && n <= len(x.head) && (imperative || k <= 40); n, k = n+step, k+1 {
 			raw, masked := x.head[n-1], x.headMask[n-1]
 			re := x.eco.testDecl
 			if re == nil {
@@ -548,6 +550,9 @@ func (r *review) testExisted(x *file, h change.Hunk, i int, imperative bool) (st
 			if got, ok := declName(re, raw, masked); ok && got != "" {
 				name = got
 				break
+			}
+			if !imperative && k > 0 && x.eco.sourceDecl != nil && x.eco.sourceDecl.MatchString(masked) {
+				break // a declaration that is not a test: the skip is not on one
 			}
 		}
 	}

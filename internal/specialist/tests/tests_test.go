@@ -499,6 +499,10 @@ func TestPythonSkipIfIsConditional(t *testing.T) {
 
 	fs, _, files = runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": pyTest + "\n\n" + skipWin + "def test_parse_sed():\n    assert parse(\"s\") == [\"s\"]\n"})
 	check(t, fs, files)
+	// A new test with a long parametrize list between the skip and it.
+	params := "@pytest.mark.parametrize(\n    \"s\",\n    [\n" + strings.Repeat("        \"x\",\n", 12) + "    ],\n)\n"
+	fs, _, files = runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": pyTest + "\n\n" + skipWin + params + "def test_parse_many(s):\n    assert parse(s) == [s]\n"})
+	check(t, fs, files)
 
 	rewritten := strings.Replace(head, "sys.platform == \"win32\"", "WIN", 1)
 	fs, _, files = runReview(t, nil, map[string]string{"app/parse.py": pyBase, "tests/test_parse.py": head}, map[string]string{"tests/test_parse.py": rewritten})
