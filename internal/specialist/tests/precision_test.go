@@ -385,7 +385,11 @@ func TestPythonCoverageAdviceOnlyWhereTheProjectKeepsTests(t *testing.T) {
 	check(t, fs, files)
 	fs, _, files = runReview(t, nil, base, map[string]string{"BrowserHistory/score.py": pyScore()})
 	check(t, fs, files, want{"BrowserHistory/score.py", "", RuleUntestedChange, "low"})
-	// A test file at the root is of the scripts at the root.
+	// A script named like a test at the root declares no test: the
+	// scripts at the root have none. A real test there covers them.
+	fs, _, files = runReview(t, nil, base, map[string]string{"area.py": pyScore()})
+	check(t, fs, files)
+	base["test_area.py"] = "from area import score\n\n\ndef test_score():\n    assert score(0) == 0\n"
 	fs, _, files = runReview(t, nil, base, map[string]string{"area.py": pyScore()})
 	check(t, fs, files, want{"area.py", "", RuleUntestedChange, "low"})
 }

@@ -949,7 +949,7 @@ func (r *review) untestedChanges() (map[string]bool, error) {
 		// A repository with no test in a language does not keep them
 		// (listmonk's Go: none in 94 files): telling each change so is
 		// noise its team would mute.
-		if keeps != nil && !keeps.cover(x.eco, x.path) {
+		if keeps != nil && !r.keptTests(keeps, x.eco, x.path) {
 			out[x.path] = true // nor is any of its exports untested
 			continue
 		}
@@ -1041,14 +1041,41 @@ func (r *review) untestedPackage(dir string) (bool, error) {
 }
 
 // testAreas are, per ecosystem, the top-level directories of the
-// repository whose code has tests ("" for the whole repository).
-type testAreas map[*ecosystem]map[string]bool
+// repository whose code has tests ("" for the whole repository), each
+// with the paths of its test files ("" for one that need not be read).
+type testAreas map[*ecosystem]map[string][]string
 
-// cover reports whether the code at p is where its ecosystem's tests are
-// kept.
-func (a testAreas) cover(eco *ecosystem, p string) bool {
-	areas := a[eco]
-	return areas[""] || areas[topDir(p)]
+// maxTestReads is how many test files of an area are read to find a test
+// in one.
+const maxTestReads = 8
+
+// keptTests reports whether the code at p is where its ecosystem's tests
+// are kept: a file named as a test that declares none (geekcomputers'
+// dir_test.py, a script; Search_Engine/test_data.py, a list of strings)
+// keeps nothing.
+func (r *review) keptTests(a testAreas, eco *ecosystem, p string) bool {
+	paths := append(slices.Clone(a[eco][""]), a[eco][topDir(p)]...)
+	if len(paths) == 0 {
+		return false
+	}
+	if eco.testDecl == nil {
+		return true
+	}
+	for i, tp := range paths {
+		if tp == "" || i >= maxTestReads {
+			return true
+		}
+		data, err := r.c.ReadFile(r.ctx, tp)
+		if err != nil {
+			return true // unread, it may well hold tests
+		}
+		for line := range strings.Lines(string(data)) {
+			if eco.testDecl.MatchString(line) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // testDirNames are the directories a test suite is kept in; what is
@@ -1072,9 +1099,11 @@ func (r *review) keepsTests() (testAreas, error) {
 	}
 	keeps := testAreas{}
 	for _, eco := range ecosystems {
-		keeps[eco] = map[string]bool{}
-		// Rust keeps unit tests in the source files themselves.
-		keeps[eco][""] = eco.name == "rust"
+		keeps[eco] = map[string][]string{}
+		if eco.name == "rust" {
+			// Rust keeps unit tests in the source files themselves.
+			keeps[eco][""] = []string{""}
+		}
 	}
 	for _, p := range paths {
 		for _, eco := range ecosystems {
@@ -1082,10 +1111,13 @@ func (r *review) keepsTests() (testAreas, error) {
 				continue
 			}
 			if eco.name == "go" {
-				keeps[eco][""] = true
+				keeps[eco][""] = []string{""}
 				continue
 			}
-			keeps[eco][testedProject(p)] = true
+			area := testedProject(p)
+			if len(keeps[eco][area]) < maxTestReads {
+				keeps[eco][area] = append(keeps[eco][area], p)
+			}
 		}
 	}
 	return keeps, nil
