@@ -1115,7 +1115,9 @@ func (r *review) keepsTests() (testAreas, error) {
 				continue
 			}
 			area := testedProject(p)
-			if len(keeps[eco][area]) < maxTestReads {
+			// One more than is read: past the ones read without a test,
+			// more test files are taken to hold some.
+			if len(keeps[eco][area]) <= maxTestReads {
 				keeps[eco][area] = append(keeps[eco][area], p)
 			}
 		}
