@@ -109,6 +109,9 @@ func languagesText(c *change.Change, outcomes []Outcome) string {
 			continue
 		}
 		l := lang.Of(f.NewPath)
+		if l == "" && slices.Contains(engines[f.NewPath], "shellcheck") {
+			l = "shell" // a script known by its first line (rbenv's libexec)
+		}
 		if l == "" {
 			continue
 		}

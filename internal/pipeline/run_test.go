@@ -416,6 +416,28 @@ func TestSummaryNamesTheEnginesOfEachLanguage(t *testing.T) {
 	}
 }
 
+// A script without an extension is known as shell by the engine that
+// checked it (rbenv's libexec/rbenv-exec).
+func TestSummaryNamesAScriptWithoutExtension(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{"libexec/tool-exec": "#!/usr/bin/env bash\nexec \"$@\"\n"})
+	r.Commit("feature")
+	c := prChange(t, r, "main", "feature")
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic", blind: true, find: func(ctx context.Context, c *change.Change) []specialist.Finding {
+			specialist.Analysed(ctx, "shellcheck", "libexec/tool-exec")
+			return nil
+		}},
+	}, opts())
+	if want := "Languages: shell (shellcheck)."; !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	t.Parallel()
 	c := fixture(t)
