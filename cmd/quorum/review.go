@@ -182,7 +182,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
-	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir}))
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir, Ran: analyzerPrinter(stderr)}))
 	if err != nil {
 		return reviewFailure(err)
 	}
@@ -290,6 +290,22 @@ func progressPrinter(w io.Writer) func(pipeline.Progress) {
 			why, _, _ := strings.Cut(p.Err.Error(), "\n")
 			fmt.Fprintf(w, "quorum: %-11s failed after %s: %s\n", p.Specialist, p.Duration.Round(time.Millisecond), why)
 		}
+	}
+}
+
+// analyzerPrinter reports each analyzer of another language's work on the
+// change on w, with the specialists' progress.
+func analyzerPrinter(w io.Writer) func(string, int, time.Duration, error) {
+	var mu sync.Mutex
+	return func(tool string, files int, took time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			why, _, _ := strings.Cut(err.Error(), "\n")
+			fmt.Fprintf(w, "quorum: %-11s failed after %s on %s: %s\n", tool, took.Round(time.Millisecond), plural(files, "file"), why)
+			return
+		}
+		fmt.Fprintf(w, "quorum: %-11s ran in %s on %s\n", tool, took.Round(time.Millisecond), plural(files, "file"))
 	}
 }
 

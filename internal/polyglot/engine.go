@@ -37,6 +37,10 @@ type Config struct {
 	Dir string
 	// Timeout bounds each run of an analyzer (DefaultTimeout when 0).
 	Timeout time.Duration
+	// Ran, when set, is told of each analyzer's work on a change (its runs
+	// on the head and on the base, together): how many files, how long,
+	// and the error that stopped it.
+	Ran func(tool string, files int, took time.Duration, err error)
 }
 
 // Engine runs the analyzers on changes. The specialists of a review share
@@ -46,6 +50,7 @@ type Config struct {
 type Engine struct {
 	dir     string
 	timeout time.Duration
+	ran     func(string, int, time.Duration, error)
 	found   map[*Tool]Found
 	order   []Found
 	runs    memo.Memo[*outcome]
@@ -60,7 +65,7 @@ func New(ctx context.Context, cfg Config) *Engine {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	e := &Engine{dir: cfg.Dir, timeout: cfg.Timeout, found: map[*Tool]Found{}, runs: memo.Memo[*outcome]{Keep: 2}}
+	e := &Engine{dir: cfg.Dir, timeout: cfg.Timeout, ran: cfg.Ran, found: map[*Tool]Found{}, runs: memo.Memo[*outcome]{Keep: 2}}
 	e.order = Locate(ctx, cfg.Dir)
 	for _, f := range e.order {
 		e.found[f.Tool] = f
@@ -382,6 +387,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		files []*change.File
 		rep   report
 		err   error
+		took  time.Duration
 	}
 	var runs []*toolRun
 	for _, t := range Tools {
@@ -396,7 +402,9 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			for _, f := range r.files {
 				contents[f.NewPath] = o.head[f.NewPath]
 			}
+			start := time.Now()
 			r.rep, r.err = e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
+			r.took = time.Since(start)
 		})
 	}
 	wg.Wait()
@@ -427,12 +435,19 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	for _, f := range c.Files {
 		files[f.Path()] = f
 	}
+	type baseRun struct {
+		run     *toolRun
+		base    map[string][]byte
+		newPath map[string]string
+		rep     report
+		err     error
+	}
+	var bases []*baseRun
 	for _, r := range runs {
 		if r.err != nil {
 			continue
 		}
-		base := map[string][]byte{}
-		newPath := map[string]string{}
+		br := &baseRun{run: r, base: map[string][]byte{}, newPath: map[string]string{}}
 		for _, d := range r.rep.diags {
 			if failed[d.path] != "" {
 				continue
@@ -442,29 +457,44 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, d) {
 				continue
 			}
-			if _, done := newPath[f.OldPath]; done || unsafeName(f.OldPath) != "" {
+			if _, done := br.newPath[f.OldPath]; done || unsafeName(f.OldPath) != "" {
 				continue
 			}
 			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
 			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
 				continue
 			}
-			base[f.OldPath], newPath[f.OldPath] = b, f.NewPath
+			br.base[f.OldPath], br.newPath[f.OldPath] = b, f.NewPath
 		}
-		if len(base) == 0 {
-			continue
+		if len(br.base) > 0 {
+			bases = append(bases, br)
 		}
-		rep, err := e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "base"), base, extra)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+	}
+	// The base runs, in parallel as the head's were.
+	for _, br := range bases {
+		wg.Go(func() {
+			start := time.Now()
+			br.rep, br.err = e.analyse(ctx, br.run.tool, filepath.Join(work, br.run.tool.Name, "base"), br.base, extra)
+			br.run.took += time.Since(start)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	for _, br := range bases {
+		if br.err != nil {
 			// Without the base every report on a changed line counts as
 			// new; that is what the head says.
 			continue
 		}
-		for _, d := range rep.diags {
-			o.twins[twinKey(d.rule, newPath[d.path], lineText(base[d.path], d.line))]++
+		for _, d := range br.rep.diags {
+			o.twins[twinKey(d.rule, br.newPath[d.path], lineText(br.base[d.path], d.line))]++
+		}
+	}
+	if e.ran != nil {
+		for _, r := range runs {
+			e.ran(r.tool.Name, len(r.files), r.took, r.err)
 		}
 	}
 	return o, nil

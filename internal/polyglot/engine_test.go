@@ -3,6 +3,7 @@ package polyglot_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/polyglot"
@@ -211,6 +213,30 @@ func TestEngineSaysARepeatedReportOnce(t *testing.T) {
 	}
 	if !strings.Contains(fs[0].Body, "The same on lines 3 and 4.") {
 		t.Errorf("body does not name the other uses:\n%s", fs[0].Body)
+	}
+}
+
+// The engine tells what each analyzer did: how many files, how long.
+func TestEngineTellsWhatEachAnalyzerDid(t *testing.T) {
+	installed(t)
+	var mu sync.Mutex
+	ran := map[string]int{}
+	e := polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR"), Ran: func(tool string, files int, took time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || took <= 0 {
+			t.Errorf("%s: took %s, err %v", tool, took, err)
+		}
+		ran[tool] += files
+	}})
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.py": "x = 1\n", "b.py": "y = 2\n", "c.sh": "#!/bin/sh\necho hi\n"})
+	head := r.Commit("head")
+	review(t, e, r, base, head, specialist.Rules{})
+	if want := map[string]int{"ruff": 2, "shellcheck": 1}; !maps.Equal(ran, want) {
+		t.Errorf("ran %v, want %v (once per change, whichever specialist asks)", ran, want)
 	}
 }
 
