@@ -55,7 +55,12 @@ type plant struct {
 func pkgDir(name string) string { return "internal/" + name }
 
 // generate builds the base tree and the change, deterministically from seed.
-func generate(seed uint64) *repo {
+func generate(seed uint64) *repo { return generateWith(seed, false) }
+
+// generateWith generates the repository; with polyglot the change edits
+// four Go packages (and one test file) instead of sixteen (and four) and
+// also Python, TypeScript, shell and a Dockerfile (polyglot.go).
+func generateWith(seed uint64, polyglot bool) *repo {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r := &repo{base: map[string]string{}, head: map[string]string{}}
 	for li, layer := range layers {
@@ -86,10 +91,18 @@ func generate(seed uint64) *repo {
 			r.base[testPath(p, t)] = goSource(p, -1, testFile(rng, p, t))
 		}
 	}
+	if polyglot {
+		addOthers(r.base)
+	}
 	for k, v := range r.base {
 		r.head[k] = v
 	}
-	r.change(rng)
+	if polyglot {
+		r.change(rng, []string{"store", "users", "search", "jobs"}, []string{"mathx"})
+		r.changeOthers()
+	} else {
+		r.change(rng, allSrcPkgs, allTestPkgs)
+	}
 	return r
 }
 
@@ -448,15 +461,21 @@ func Test%[1]sHasTag(t *testing.T) {
 `, T, 5+rng.IntN(20))
 }
 
-// The change: new functions and edited lines in 16 source files, new tests
-// in 4 test files, with planted problems for each specialist.
-func (r *repo) change(rng *rand.Rand) {
+// allSrcPkgs are the 16 packages the Go change edits a source file of,
+// allTestPkgs the 4 it adds tests to (the first with a skip).
+var (
+	allSrcPkgs  = []string{"textutil", "clock", "cache", "config", "metrics", "queue", "store", "auth", "events", "search", "billing", "orders", "users", "api", "jobs", "report"}
+	allTestPkgs = []string{"mathx", "ids", "catalog", "notify"}
+)
+
+// The change: new functions and edited lines in a source file of each of
+// srcPkgs, new tests in a test file of each of testPkgs, with planted
+// problems for each specialist.
+func (r *repo) change(rng *rand.Rand, srcPkgs, testPkgs []string) {
 	byName := map[string]*pkg{}
 	for _, p := range r.pkgs {
 		byName[p.name] = p
 	}
-	// One source file in each of 16 packages.
-	srcPkgs := []string{"textutil", "clock", "cache", "config", "metrics", "queue", "store", "auth", "events", "search", "billing", "orders", "users", "api", "jobs", "report"}
 	planted := map[string]struct {
 		gen              func(p *pkg, T string) string
 		what, specialist string
@@ -485,7 +504,7 @@ func (r *repo) change(rng *rand.Rand) {
 		r.head[path] = goSource(p, i, body)
 	}
 	// A test file in each of four packages gets new tests; one adds a skip.
-	for k, name := range []string{"mathx", "ids", "catalog", "notify"} {
+	for k, name := range testPkgs {
 		p := byName[name]
 		t := rng.IntN(testFilesPerPkg)
 		path := testPath(p, t)

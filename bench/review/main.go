@@ -19,7 +19,13 @@
 //
 //	go run ./bench/review
 //	go run ./bench/review --runs 15 --seed 2 --keep
+//	go run ./bench/review --polyglot
 //	go run ./bench/review --repo ~/src/caddy --base v2.8.0 --head v2.8.1 --runs 3
+//
+// With --polyglot the change also edits a Python tool, a TypeScript module,
+// a shell script and a Dockerfile (about 500 changed lines in all), and
+// each run is paired with a baseline run without the analyzers of other
+// languages; it reports the ratio and each analyzer's time and share.
 //
 // With --repo it reviews a real repository's change instead (time and
 // memory on a large repository); there are no planted problems then, and
@@ -48,6 +54,7 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/bench/internal/machine"
+	"github.com/quorum-review/quorum/internal/polyglot"
 )
 
 type config struct {
@@ -60,6 +67,13 @@ type config struct {
 	keep             bool
 	timeout          time.Duration
 	profile          string
+	// polyglot reviews a change in Go, Python, TypeScript, shell and a
+	// Dockerfile; each run also reviews it without the analyzers of other
+	// languages, the baseline.
+	polyglot bool
+	// analyzers is the analyzers' directory the runs are given (the
+	// runs' XDG_CACHE_HOME hides the default one).
+	analyzers string
 }
 
 func main() {
@@ -73,6 +87,8 @@ func main() {
 	flag.StringVar(&cfg.base, "base", "", "with --repo: the change's base revision")
 	flag.StringVar(&cfg.head, "head", "", "with --repo: the change's head revision")
 	flag.StringVar(&cfg.profile, "profile", "", "after the runs, review once more in this process, warm, in phases, and write CPU and heap profiles into this directory")
+	flag.BoolVar(&cfg.polyglot, "polyglot", false, "review a change in Go, Python, TypeScript, shell and a Dockerfile (about 500 changed lines); each run is paired with a baseline run without the analyzers of other languages")
+	flag.StringVar(&cfg.analyzers, "analyzers-dir", polyglot.DefaultDir(), "the analyzers of other languages, as quorum analyzers install made them")
 	flag.Parse()
 	if cfg.runs < 1 || cfg.cold < 0 || cfg.cold > cfg.runs {
 		fmt.Fprintln(os.Stderr, "review: want --runs ≥ 1 and 0 ≤ --cold ≤ --runs")
@@ -113,7 +129,7 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 	} else {
-		r = generate(cfg.seed)
+		r = generateWith(cfg.seed, cfg.polyglot)
 		repoDir = filepath.Join(tmp, "repo")
 		if baseSHA, headSHA, err = commitRepo(ctx, repoDir, r); err != nil {
 			return fmt.Errorf("generate the repository: %w", err)
@@ -147,7 +163,7 @@ func run(ctx context.Context, cfg config) error {
 	commit, _ := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
 
 	// The runs.
-	var results []result
+	var results, baselines []result
 	var cacheDir string
 	for i := range cfg.runs {
 		cold := i < cfg.cold
@@ -160,7 +176,21 @@ func run(ctx context.Context, cfg config) error {
 			// No cold run asked for: the user's cache, as it is.
 			cacheDir = os.Getenv("XDG_CACHE_HOME")
 		}
-		res, err := reviewOnce(ctx, cfg, bin, repoDir, baseSHA, headSHA, cacheDir, filepath.Join(tmp, fmt.Sprintf("run-%d", i)))
+		if cfg.polyglot {
+			// The baseline first, so the pair shares the cache state
+			// (cold for the baseline, warm for what follows).
+			none := filepath.Join(tmp, "no-analyzers")
+			if err := os.MkdirAll(none, 0o700); err != nil {
+				return err
+			}
+			b, err := reviewOnce(ctx, cfg, bin, repoDir, baseSHA, headSHA, cacheDir, none, filepath.Join(tmp, fmt.Sprintf("baseline-%d", i)))
+			if err != nil {
+				return fmt.Errorf("baseline run %d: %w", i+1, err)
+			}
+			b.cold = cold
+			baselines = append(baselines, b)
+		}
+		res, err := reviewOnce(ctx, cfg, bin, repoDir, baseSHA, headSHA, cacheDir, cfg.analyzers, filepath.Join(tmp, fmt.Sprintf("run-%d", i)))
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
@@ -180,6 +210,9 @@ func run(ctx context.Context, cfg config) error {
 		goFiles: goFiles, goLines: goLines, pkgs: len(r.pkgs), stats: stats,
 		baseSHA: baseSHA, headSHA: headSHA, planted: r.planted,
 	}, results)
+	if cfg.polyglot {
+		reportPolyglot(os.Stdout, results, baselines)
+	}
 	if cfg.profile != "" {
 		return profileInProcess(ctx, os.Stdout, cfg.profile, repoDir, baseSHA, headSHA, cacheDir)
 	}
@@ -275,6 +308,8 @@ type result struct {
 	findings int
 	// bySpec is each specialist's duration, from stderr.
 	bySpec map[string]time.Duration
+	// byTool is each analyzer of another language's time on the change.
+	byTool map[string]time.Duration
 	failed []string
 	// bySpecCount counts findings by specialist; found holds
 	// "specialist path" of each finding.
@@ -295,12 +330,16 @@ type result struct {
 	samples int
 }
 
+// analyzerLine is quorum review's line for an analyzer of another
+// language: "quorum: ruff        ran in 120ms on 2 files".
+var analyzerLine = regexp.MustCompile(`^quorum: (\S+)\s+ran in ([0-9.]+[a-zµ]+) on`)
+
 var progressLine = regexp.MustCompile(`^quorum: (\S+)\s+(finished in|failed after) ([0-9.]+[a-zµ]+)`)
 
-func reviewOnce(ctx context.Context, cfg config, bin, repoDir, base, head, cacheDir, outPrefix string) (result, error) {
+func reviewOnce(ctx context.Context, cfg config, bin, repoDir, base, head, cacheDir, analyzers, outPrefix string) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "review", "--repo", repoDir, "--base", base, "--head", head, "--format", "json")
+	cmd := exec.CommandContext(ctx, bin, "review", "--repo", repoDir, "--base", base, "--head", head, "--format", "json", "--analyzers-dir", analyzers)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "XDG_CACHE_HOME=") })
 	if cacheDir != "" {
 		env = append(env, "XDG_CACHE_HOME="+cacheDir)
@@ -322,7 +361,7 @@ func reviewOnce(ctx context.Context, cfg config, bin, repoDir, base, head, cache
 	_ = os.WriteFile(outPrefix+".json", stdout.Bytes(), 0o644)
 	_ = os.WriteFile(outPrefix+".stderr", stderr.Bytes(), 0o644)
 
-	res := result{wall: wall, bySpec: map[string]time.Duration{}, bySpecCount: map[string]int{}, found: map[string]bool{}, selfHWM: smp.selfHWM, treePeak: smp.treePeak, selfCPU: smp.selfCPU, samples: smp.n}
+	res := result{wall: wall, bySpec: map[string]time.Duration{}, byTool: map[string]time.Duration{}, bySpecCount: map[string]int{}, found: map[string]bool{}, selfHWM: smp.selfHWM, treePeak: smp.treePeak, selfCPU: smp.selfCPU, samples: smp.n}
 	var exitErr *exec.ExitError
 	switch {
 	case werr == nil:
@@ -338,6 +377,12 @@ func reviewOnce(ctx context.Context, cfg config, bin, repoDir, base, head, cache
 		res.sys = time.Duration(ru.Stime.Nano())
 	}
 	for _, l := range strings.Split(stderr.String(), "\n") {
+		if m := analyzerLine.FindStringSubmatch(l); m != nil {
+			if d, err := time.ParseDuration(m[2]); err == nil {
+				res.byTool[m[1]] = d
+			}
+			continue
+		}
 		m := progressLine.FindStringSubmatch(l)
 		if m == nil {
 			continue

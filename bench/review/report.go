@@ -176,3 +176,68 @@ func dur(d time.Duration) string {
 		return d.Round(10 * time.Millisecond).String()
 	}
 }
+
+// reportPolyglot compares each run with its baseline (the same change
+// without the analyzers of other languages, run just before it), and
+// gives each analyzer's time and share of the run's wall time.
+func reportPolyglot(w io.Writer, results, baselines []result) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "With and without the analyzers of other languages (each run is paired with a baseline run just before it: same change, same cache state, no analyzers found, so its Python, TypeScript, shell and Dockerfile are not analysed); the ratio is the p50 of the pairs' ratios.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| runs | pairs | wall p50 | baseline wall p50 | ratio p50 | ratio max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for _, cold := range []bool{true, false} {
+		var rs, bs []result
+		var ratios []time.Duration // ×1000
+		for i := range results {
+			if results[i].cold != cold || i >= len(baselines) {
+				continue
+			}
+			rs, bs = append(rs, results[i]), append(bs, baselines[i])
+			ratios = append(ratios, time.Duration(float64(results[i].wall)/float64(baselines[i].wall)*1000))
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		name := "warm"
+		if cold {
+			name = "cold"
+		}
+		walls := collect(rs, func(r result) time.Duration { return r.wall })
+		bwalls := collect(bs, func(r result) time.Duration { return r.wall })
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f× | %.2f× |\n", name, len(rs), dur(pct(walls, 50)), dur(pct(bwalls, 50)),
+			float64(pct(ratios, 50))/1000, float64(slices.Max(ratios))/1000)
+	}
+	var warm []result
+	for _, r := range results {
+		if !r.cold {
+			warm = append(warm, r)
+		}
+	}
+	if len(warm) == 0 {
+		warm = results
+	}
+	tools := map[string]bool{}
+	for _, r := range results {
+		for t := range r.byTool {
+			tools[t] = true
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each analyzer's time on the change (its runs on the head's files and on the base's, as quorum review prints it; the analyzers run in parallel with each other and with the Go analysis), warm: p50, and its share of the run's wall time.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| analyzer | warm p50 | share of wall p50 | warm max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, t := range slices.Sorted(maps.Keys(tools)) {
+		ds := collect(warm, func(r result) time.Duration { return r.byTool[t] })
+		shares := collect(warm, func(r result) time.Duration { return time.Duration(float64(r.byTool[t]) / float64(r.wall) * 1000) })
+		fmt.Fprintf(w, "| %s | %s | %.0f %% | %s |\n", t, dur(pct(ds, 50)), float64(pct(shares, 50))/10, dur(slices.Max(ds)))
+	}
+	for _, b := range baselines {
+		if len(b.byTool) > 0 {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "**The baseline found analyzers** (on PATH?): its figures include them, and the ratio means nothing.")
+			break
+		}
+	}
+}
