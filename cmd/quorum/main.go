@@ -113,6 +113,7 @@ Usage: quorum <command> [flags]
 Commands:
   serve      run the API server and the job workers
   migrate    apply database migrations and exit
+  backup     copy the embedded SQLite database while serve runs
   review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
   webhook    manage webhook endpoints and their deliveries
@@ -136,6 +137,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, getenv, stdout, stderr)
 	case "review":
 		return runReview(ctx, rest, getenv, stdout, stderr)
 	case "token":

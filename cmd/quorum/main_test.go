@@ -271,7 +271,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"serve", "--help"}, {"migrate", "--help"}, {"token", "create", "--help"},
-		{"token", "list", "--help"}, {"token", "revoke", "--help"}, {"token", "--help"}, {"--help"},
+		{"token", "list", "--help"}, {"token", "revoke", "--help"}, {"token", "--help"}, {"--help"}, {"backup", "--help"},
 	} {
 		out, _, err := quorum(t, env(), args...)
 		if err != nil && !errors.Is(err, errHelp) {
@@ -309,6 +309,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "reviews:read", "--expires", "soon"}, "--expires"},
 		{[]string{"token", "revoke", "--data-dir", dir}, "exactly one token id"},
 		{[]string{"token", "revoke", "--data-dir", dir, "tok_a", "tok_b"}, "unexpected argument"},
+		{[]string{"backup", "--data-dir", dir}, "--to is required"},
+		{[]string{"backup", "--to", filepath.Join(dir, "b.db"), "--database-url", "postgres://x@127.0.0.1/db"}, "pg_dump"},
 	} {
 		_, _, err := quorum(t, env(), tc.args...)
 		var ue usageError
