@@ -66,9 +66,20 @@ func (c *command) Var(v flag.Value, name, env, help string) {
 	c.fs.Var(v, name, help)
 }
 
+// captured, when set, is given each command as it starts parsing, and
+// the command stops there with errCaptured: the configuration reference
+// (docs/operations.md) is made from the commands' own flag definitions.
+var captured func(*command)
+
+var errCaptured = errors.New("command captured")
+
 // parse reads flags, then fills flags not given from the environment.
 // errHelp means --help was asked for and the usage has been printed.
 func (c *command) parse(args []string, getenv func(string) string, stdout io.Writer) error {
+	if captured != nil {
+		captured(c)
+		return errCaptured
+	}
 	for {
 		if err := c.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -139,6 +150,37 @@ func (c *command) printUsage(w io.Writer) {
 			fmt.Fprintf(w, " (%s)", strings.Join(extra, "; "))
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// reference writes the command's flags as a markdown table: flag,
+// environment variable, default, meaning. home is replaced by "~" so the
+// table does not depend on the machine it is made on.
+func (c *command) reference(w io.Writer, home string) {
+	cell := func(s string) string {
+		if home != "" {
+			s = strings.ReplaceAll(s, home, "~")
+		}
+		return strings.ReplaceAll(s, "|", "\\|")
+	}
+	fmt.Fprintln(w, "| Flag | Environment | Default | Meaning |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, name := range c.order {
+		f := c.fs.Lookup(name)
+		typ, help := flag.UnquoteUsage(f)
+		flagCell := "`--" + name
+		if typ != "" {
+			flagCell += " " + typ
+		}
+		flagCell += "`"
+		env, def := "", ""
+		if e := c.env[name]; e != "" {
+			env = "`" + e + "`"
+		}
+		if !slices.Contains([]string{"", "[]"}, f.DefValue) {
+			def = "`" + cell(f.DefValue) + "`"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", flagCell, env, def, cell(help))
 	}
 }
 
