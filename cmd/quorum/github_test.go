@@ -141,7 +141,7 @@ func TestServeGitHubCacheDir(t *testing.T) {
 		if err := c.parse(args, tc.getenv, io.Discard); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		gh, err := f.build(tc.getenv, db, d, slog.New(slog.DiscardHandler), time.Now)
+		gh, err := f.build(tc.getenv, db, d, slog.New(slog.DiscardHandler), time.Now, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/metrics"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/repoconfig"
@@ -59,6 +60,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (default: the longest time limit of the jobs this process works plus 1m, e.g. 6m with the other defaults, as a review's limit is 2×--specialist-timeout + 1m; no job is rescued before its own limit has passed)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	analyzersDir := addAnalyzersDirFlag(c)
+	metricsAddr := c.String("metrics-addr", "QUORUM_METRICS_ADDR", "", "serve GET /metrics (Prometheus) on this address (host:port) instead of on --addr; \"off\": nowhere")
+	metricsToken := c.String("metrics-token", "QUORUM_METRICS_TOKEN", "", "when set, a scrape of /metrics must send Authorization: Bearer <this token> (prefer the environment variable)")
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -102,7 +105,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer d.Close()
 	now := time.Now
 	tokens := token.NewStore(d, now)
-	gh, err := ghFlags.build(getenv, db, d, log, now)
+	m := metrics.New()
+	m.Register(metrics.Jobs(jobKinds, func(ctx context.Context) ([]metrics.JobCount, error) { return jobCounts(ctx, d) }))
+	gh, err := ghFlags.build(getenv, db, d, log, now, m)
 	if err != nil {
 		return err
 	}
@@ -124,6 +129,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		AttemptTimeout: *webhookTimeout,
 		PerEndpoint:    perEndpoint,
 		Log:            log.With("component", "webhook"),
+		Observe:        m.WebhookAttempt,
 	})
 	if work {
 		// The built-in specialists are made once (the secret rules take a
@@ -146,6 +152,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			SpecialistTimeout: *specialistTimeout,
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
 			Log:               log.With("component", "review"),
+			Observe:           func(res pipeline.Result, took time.Duration) { observeReview(m, res, took) },
 		})
 	}
 	rescueAfter := *jobRescueAfter
@@ -197,6 +204,32 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *role == roleWorker {
 		handler = probesOnly(apiServer)
 	}
+	metricsHandler := m.Handler(*metricsToken)
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	switch *metricsAddr {
+	case "":
+		// On the API's listener, beside the API (outside its tokens and
+		// rate limit).
+		top := http.NewServeMux()
+		top.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			metrics.SetRoute(r, "/metrics")
+			metricsHandler.ServeHTTP(w, r)
+		}))
+		top.Handle("/", handler)
+		handler = top
+	case "off":
+	default:
+		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on --metrics-addr %s: %w", *metricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metricsHandler)
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.With("component", "metrics").Handler(), slog.LevelWarn)}
+	}
+	handler = m.Instrument(handler)
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -219,8 +252,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln.Close()
 		return fmt.Errorf("start jobs: %w", err)
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if metricsSrv != nil {
+		go func() {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+		log.Info("metrics serving", "addr", metricsLn.Addr().String())
+		fmt.Fprintf(stdout, "quorum metrics on http://%s/metrics\n", displayAddr(metricsLn.Addr()))
+	}
 	log.Info("quorum serving", "addr", ln.Addr().String(), "public_url", base, "role", *role,
 		"database", db.describe(), "version", buildVersion(), "job_rescue_after", rescueAfter.String())
 	fmt.Fprintf(stdout, "quorum serving on %s (%s)\n", base, db.describe())
@@ -236,6 +278,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "error", err.Error())
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(sctx)
 	}
 	if err := jobs.Stop(sctx); err != nil {
 		log.Warn("jobs shutdown", "error", err.Error())

@@ -14,6 +14,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/github"
 	"github.com/quorum-review/quorum/internal/github/intake"
+	"github.com/quorum-review/quorum/internal/metrics"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 )
@@ -54,13 +55,14 @@ func addGitHubFlags(c *command) *githubFlags {
 // gitHub is the GitHub App as serve runs it; nil when not configured, and
 // then its methods leave serve as it is without GitHub.
 type gitHub struct {
-	app    *github.App
-	intake *intake.Intake
+	app     *github.App
+	intake  *intake.Intake
+	metrics *metrics.Metrics
 }
 
 // build makes the App from the flags, or returns nil when none of them
 // asks for it. db says where the data is, for the fetch cache's default.
-func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time) (*gitHub, error) {
+func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*gitHub, error) {
 	pem := []byte(getenv(envGitHubPrivateKey))
 	if *f.keyFile != "" {
 		b, err := os.ReadFile(*f.keyFile)
@@ -90,6 +92,7 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 		ReviewDrafts:  *f.reviewDrafts,
 		CacheDir:      *f.cacheDir,
 		Version:       buildVersion(),
+		Transport:     m.GitHubTransport(http.DefaultTransport),
 	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = defaultGitHubCacheDir(db)
@@ -107,7 +110,7 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 	if err != nil {
 		return nil, err
 	}
-	return &gitHub{app: app, intake: in}, nil
+	return &gitHub{app: app, intake: in, metrics: m}, nil
 }
 
 // defaultGitHubCacheDir is where fetched repositories are kept when
@@ -183,7 +186,11 @@ func (g *gitHub) mount(next http.Handler, docsURL string) http.Handler {
 		return next
 	}
 	mux := http.NewServeMux()
-	mux.Handle(intake.Path, g.intake.WithDocsURL(docsURL))
+	in := g.intake.WithDocsURL(docsURL)
+	mux.Handle(intake.Path, g.metrics.Intake(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		metrics.SetRoute(r, intake.Path)
+		in.ServeHTTP(w, r)
+	})))
 	mux.Handle("/", next)
 	return mux
 }

@@ -4,31 +4,41 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/quorum-review/quorum/internal/metrics"
 	"github.com/quorum-review/quorum/internal/token"
 )
 
 // routes lists the whole HTTP surface; each /v1 route shows its scope.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/reviews", s.need(token.ScopeReviewsRead, s.listReviews()))
-	mux.Handle("GET /v1/reviews/{id}", s.need(token.ScopeReviewsRead, s.getReview()))
-	mux.Handle("GET /v1/findings/{id}", s.need(token.ScopeFindingsRead, s.getFinding()))
-	mux.Handle("POST /v1/webhooks", s.need(token.ScopeWebhooksWrite, s.createWebhook()))
-	mux.Handle("GET /v1/webhooks", s.need(token.ScopeWebhooksRead, s.listWebhooks()))
-	mux.Handle("GET /v1/webhooks/{id}", s.need(token.ScopeWebhooksRead, s.getWebhook()))
-	mux.Handle("PATCH /v1/webhooks/{id}", s.need(token.ScopeWebhooksWrite, s.updateWebhook()))
-	mux.Handle("DELETE /v1/webhooks/{id}", s.need(token.ScopeWebhooksWrite, s.deleteWebhook()))
-	mux.Handle("POST /v1/webhooks/{id}/rotate-secret", s.need(token.ScopeWebhooksWrite, s.rotateWebhookSecret()))
-	mux.Handle("POST /v1/webhooks/{id}/ping", s.need(token.ScopeWebhooksWrite, s.pingWebhook()))
-	mux.Handle("GET /v1/webhooks/{id}/deliveries", s.need(token.ScopeWebhooksRead, s.listDeliveries()))
-	mux.Handle("GET /v1/deliveries/{id}", s.need(token.ScopeWebhooksRead, s.getDelivery()))
-	mux.Handle("POST /v1/deliveries/{id}/redeliver", s.need(token.ScopeWebhooksWrite, s.redeliver()))
-	mux.Handle("GET /v1/openapi.json", s.serveOpenAPI())
+	// Each route tells the HTTP metrics its pattern (the path's, without
+	// the method, which they count apart).
+	handle := func(pattern string, h http.Handler) {
+		_, route, _ := strings.Cut(pattern, " ")
+		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			metrics.SetRoute(r, route)
+			h.ServeHTTP(w, r)
+		}))
+	}
+	handle("GET /v1/reviews", s.need(token.ScopeReviewsRead, s.listReviews()))
+	handle("GET /v1/reviews/{id}", s.need(token.ScopeReviewsRead, s.getReview()))
+	handle("GET /v1/findings/{id}", s.need(token.ScopeFindingsRead, s.getFinding()))
+	handle("POST /v1/webhooks", s.need(token.ScopeWebhooksWrite, s.createWebhook()))
+	handle("GET /v1/webhooks", s.need(token.ScopeWebhooksRead, s.listWebhooks()))
+	handle("GET /v1/webhooks/{id}", s.need(token.ScopeWebhooksRead, s.getWebhook()))
+	handle("PATCH /v1/webhooks/{id}", s.need(token.ScopeWebhooksWrite, s.updateWebhook()))
+	handle("DELETE /v1/webhooks/{id}", s.need(token.ScopeWebhooksWrite, s.deleteWebhook()))
+	handle("POST /v1/webhooks/{id}/rotate-secret", s.need(token.ScopeWebhooksWrite, s.rotateWebhookSecret()))
+	handle("POST /v1/webhooks/{id}/ping", s.need(token.ScopeWebhooksWrite, s.pingWebhook()))
+	handle("GET /v1/webhooks/{id}/deliveries", s.need(token.ScopeWebhooksRead, s.listDeliveries()))
+	handle("GET /v1/deliveries/{id}", s.need(token.ScopeWebhooksRead, s.getDelivery()))
+	handle("POST /v1/deliveries/{id}/redeliver", s.need(token.ScopeWebhooksWrite, s.redeliver()))
+	handle("GET /v1/openapi.json", s.serveOpenAPI())
 
-	mux.Handle("GET /healthz", s.healthz())
-	mux.Handle("GET /readyz", s.readyz())
-	mux.Handle("GET /docs", http.RedirectHandler("/docs/api/errors", http.StatusFound))
-	mux.Handle("GET /docs/api/errors", s.errorsPage())
+	handle("GET /healthz", s.healthz())
+	handle("GET /readyz", s.readyz())
+	handle("GET /docs", http.RedirectHandler("/docs/api/errors", http.StatusFound))
+	handle("GET /docs/api/errors", s.errorsPage())
 
 	// Everything else: 405 with Allow when the path exists under another
 	// method, else 404 — both as problem+json, never the mux's plain text.

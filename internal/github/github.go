@@ -59,6 +59,9 @@ type Config struct {
 	CacheDir string
 	// Version goes in the User-Agent of API calls: quorum/<version>.
 	Version string
+	// Transport makes the API's requests (http.DefaultTransport when nil;
+	// serve gives one that the metrics count).
+	Transport http.RoundTripper
 }
 
 func (c Config) withDefaults() Config {
@@ -113,7 +116,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger, now func() time.Time) (*App
 		now = time.Now
 	}
 	// Every request, the installation token's too, says who makes it.
-	base := userAgent{agent: strings.TrimSuffix("quorum/"+cfg.Version, "/"), next: http.DefaultTransport}
+	next := cfg.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	base := userAgent{agent: strings.TrimSuffix("quorum/"+cfg.Version, "/"), next: next}
 	apps, err := ghinstallation.NewAppsTransport(base, cfg.AppID, cfg.PrivateKeyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("github app: read the private key: %w", err)

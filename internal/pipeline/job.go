@@ -126,6 +126,9 @@ type Worker struct {
 	Watch time.Duration
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Observe, when set, is told of each review the job saved (a review
+	// or a failure) and how long the job took to make it (the metrics).
+	Observe func(res Result, took time.Duration)
 }
 
 // Timeout bounds a whole job: every specialist's timeout, plus loading.
@@ -150,6 +153,8 @@ func (w *Worker) now() time.Time {
 // Work reviews the job's head.
 func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	a := job.Args
+	start := time.Now()
+	ctx = context.WithValue(ctx, startKey{}, start)
 	if err := w.checkCurrent(ctx, a); err != nil {
 		return cancelIfSuperseded(err)
 	}
@@ -262,6 +267,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 // save saves res and, when the source has a Publisher, queues its posting
 // in the same transaction.
 func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result) (Saved, error) {
+	saved, err := w.saveOnly(ctx, a, res)
+	if err == nil && w.Observe != nil {
+		start, _ := ctx.Value(startKey{}).(time.Time)
+		w.Observe(res, time.Since(start))
+	}
+	return saved, err
+}
+
+// startKey holds when the job's attempt started.
+type startKey struct{}
+
+func (w *Worker) saveOnly(ctx context.Context, a ReviewArgs, res Result) (Saved, error) {
 	pub := w.Publishers[a.Source]
 	if pub == nil {
 		return Save(ctx, w.DB, a.AccountID, a.RepositoryID, res, w.Limits)

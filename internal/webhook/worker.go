@@ -75,6 +75,10 @@ type Worker struct {
 	PerEndpoint int
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Observe, when set, is told of each attempt recorded: the delivery's
+	// status after it, the attempt's latency, and whether it disabled the
+	// endpoint (410 Gone).
+	Observe func(status string, latency time.Duration, endpointDisabled bool)
 
 	once   sync.Once
 	client *http.Client
@@ -380,6 +384,9 @@ func (w *Worker) attempt(ctx context.Context, job *river.Job[DeliverArgs]) error
 	}
 	if err := w.record(ctx, attemptRecord{delivery: d, at: now, out: out, status: status, next: next, gone: gone}); err != nil {
 		return fmt.Errorf("record attempt of delivery %s: %w", d.ID, err)
+	}
+	if w.Observe != nil {
+		w.Observe(string(status), out.latency, gone)
 	}
 	if w.Log != nil && status != StatusSucceeded {
 		w.Log.Info("webhook attempt failed", "delivery_id", d.ID, "endpoint_id", d.EndpointID, "attempt", n, "status", status, "error", out.err)

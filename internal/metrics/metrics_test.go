@@ -1,0 +1,76 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// GitHub's API calls are counted by status, and the rate limit's remaining
+// requests kept; a request that got no answer is "error".
+func TestGitHubTransport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/forbidden" {
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Header().Set("X-RateLimit-Remaining", "4999")
+	}))
+	defer srv.Close()
+	m := New()
+	c := &http.Client{Transport: m.GitHubTransport(http.DefaultTransport)}
+	for _, p := range []string{"/a", "/b", "/forbidden"} {
+		res, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	if _, err := c.Get("http://127.0.0.1:1/unreachable"); err == nil {
+		t.Fatal("a request to a closed port succeeded")
+	}
+	for code, want := range map[string]float64{"200": 2, "403": 1, "error": 1} {
+		if got := testutil.ToFloat64(m.githubCalls.WithLabelValues(code)); got != want {
+			t.Errorf("calls with %s = %v, want %v", code, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(m.githubRemains); got != 0 {
+		t.Errorf("rate limit remaining %v, want 0 (the last answer's)", got)
+	}
+}
+
+// An event outside the known ones is counted as "other": a label never
+// takes a value a sender chose.
+func TestIntakeLabelsAreBounded(t *testing.T) {
+	m := New()
+	h := m.Intake(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	for _, ev := range []string{"pull_request", "x-" + strings.Repeat("a", 100), "Pull_Request"} {
+		req := httptest.NewRequest(http.MethodPost, "/github/webhook", nil)
+		req.Header.Set("X-GitHub-Event", ev)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if got := testutil.ToFloat64(m.intake.WithLabelValues("pull_request", "202")); got != 2 {
+		t.Errorf("pull_request deliveries %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.intake.WithLabelValues("other", "202")); got != 1 {
+		t.Errorf("other deliveries %v, want 1", got)
+	}
+	if n := testutil.CollectAndCount(m.intake); n != 2 {
+		t.Errorf("%d series, want 2", n)
+	}
+}
+
+// A nil *Metrics records nothing and passes handlers through.
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.Review(true, "", 0, nil, nil, nil)
+	m.WebhookAttempt("succeeded", 0, false)
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	if m.Instrument(h) == nil || m.Intake(h) == nil || m.GitHubTransport(http.DefaultTransport) != http.DefaultTransport {
+		t.Error("a nil Metrics changed what it wraps")
+	}
+}
