@@ -184,6 +184,7 @@ VALUES ($1, $2, $3, '[]', $4, 1, 1)`, id.New(id.Endpoint, time.Now()), repo.Acco
 		{"quorum_webhook_attempts_total", map[string]string{"status": "succeeded"}, 1, 10}, // review.failed, then the review's events
 		{"quorum_webhook_attempt_duration_seconds", nil, 1, 10},
 		{"quorum_jobs", map[string]string{"kind": "review.run", "state": "completed"}, 1, 1},
+		{"quorum_job_attempts_total", map[string]string{"kind": "review.run", "outcome": "completed"}, 1, 1},
 		{"quorum_webhook_dead_letters_total", nil, 0, 0},
 		{"go_goroutines", nil, 1, 1e6},
 		{"process_resident_memory_bytes", nil, 1, 1e12},

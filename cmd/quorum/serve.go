@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/change"
@@ -168,6 +169,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Logger:       log.With("component", "jobs"),
 
 		RescueStuckJobsAfter: rescueAfter,
+		Hooks:                []rivertype.Hook{m.JobHook(jobKinds)},
 	})
 	if err != nil {
 		return err

@@ -2,9 +2,12 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // JobCount is how many jobs of a kind are in a state.
@@ -63,4 +66,60 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, k[0], k[1])
 	}
 	c.errs.Collect(ch)
+}
+
+// rescuedError is what River's rescuer records on a job it presumes lost
+// with a crashed process (river v0.49 internal/maintenance/job_rescuer.go).
+const rescuedError = "Stuck job rescued by JobRescuer"
+
+// jobHook counts job attempts by kind and outcome, and rescued jobs when
+// they run again.
+type jobHook struct {
+	river.HookDefaults
+	m *Metrics
+}
+
+// JobHook returns the River hook that counts job attempts
+// (quorum_job_attempts_total) and rescued jobs (quorum_jobs_rescued_total),
+// by kind.
+func (m *Metrics) JobHook(kinds []string) rivertype.Hook {
+	if m == nil {
+		return nil
+	}
+	m.jobKinds = map[string]bool{}
+	for _, k := range kinds {
+		m.jobKinds[k] = true
+	}
+	return &jobHook{m: m}
+}
+
+func (h *jobHook) kind(k string) string {
+	if h.m.jobKinds[k] {
+		return k
+	}
+	return "other"
+}
+
+func (h *jobHook) WorkBegin(_ context.Context, job *rivertype.JobRow) error {
+	if n := len(job.Errors); n > 0 && job.Errors[n-1].Error == rescuedError {
+		h.m.jobsRescued.WithLabelValues(h.kind(job.Kind)).Inc()
+	}
+	return nil
+}
+
+func (h *jobHook) WorkEnd(_ context.Context, job *rivertype.JobRow, err error) error {
+	outcome := "completed"
+	var cancel *rivertype.JobCancelError
+	var snooze *rivertype.JobSnoozeError
+	switch {
+	case err == nil:
+	case errors.As(err, &cancel):
+		outcome = "cancelled"
+	case errors.As(err, &snooze):
+		outcome = "snoozed"
+	default:
+		outcome = "failed"
+	}
+	h.m.jobAttempts.WithLabelValues(h.kind(job.Kind), outcome).Inc()
+	return err
 }

@@ -42,6 +42,10 @@ type Metrics struct {
 	webhookDisabled  prometheus.Counter
 	webhookDeadLetts prometheus.Counter
 
+	jobAttempts *prometheus.CounterVec
+	jobsRescued *prometheus.CounterVec
+	jobKinds    map[string]bool
+
 	intake        *prometheus.CounterVec
 	githubCalls   *prometheus.CounterVec
 	githubRemains prometheus.Gauge
@@ -91,6 +95,13 @@ func New() *Metrics {
 		Name: "quorum_webhook_endpoints_disabled_total", Help: "Webhook endpoints disabled because they answered 410 Gone.",
 	})
 
+	m.jobAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quorum_job_attempts_total", Help: "Job attempts worked by this process, by kind and outcome (completed, failed: retried later, cancelled, snoozed).",
+	}, []string{"kind", "outcome"})
+	m.jobsRescued = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quorum_jobs_rescued_total", Help: "Jobs this process worked again after the rescuer presumed them lost with a crashed process, by kind.",
+	}, []string{"kind"})
+
 	m.intake = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "quorum_github_intake_deliveries_total", Help: "GitHub App webhook deliveries received, by event and the status code answered.",
 	}, []string{"event", "code"})
@@ -102,7 +113,7 @@ func New() *Metrics {
 	})
 
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.reviews, m.reviewDuration, m.specialistDuration,
-		m.findings, m.files, m.webhookAttempts, m.webhookLatency, m.webhookDeadLetts, m.webhookDisabled, m.intake, m.githubCalls, m.githubRemains} {
+		m.findings, m.files, m.jobAttempts, m.jobsRescued, m.webhookAttempts, m.webhookLatency, m.webhookDeadLetts, m.webhookDisabled, m.intake, m.githubCalls, m.githubRemains} {
 		f(c)
 	}
 	f(collectors.NewGoCollector())

@@ -1,12 +1,17 @@
 package metrics
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // GitHub's API calls are counted by status, and the rate limit's remaining
@@ -72,5 +77,38 @@ func TestNilMetrics(t *testing.T) {
 	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	if m.Instrument(h) == nil || m.Intake(h) == nil || m.GitHubTransport(http.DefaultTransport) != http.DefaultTransport {
 		t.Error("a nil Metrics changed what it wraps")
+	}
+}
+
+// The job hook counts attempts by kind and outcome, and a job the rescuer
+// brought back when it runs again; unknown kinds are "other".
+func TestJobHook(t *testing.T) {
+	m := New()
+	h := m.JobHook([]string{"review.run"}).(*jobHook)
+	ctx := context.Background()
+	rescued := &rivertype.JobRow{Kind: "review.run", Errors: []rivertype.AttemptError{{Error: "boom"}, {Error: rescuedError}}}
+	plain := &rivertype.JobRow{Kind: "review.run", Errors: []rivertype.AttemptError{{Error: rescuedError}, {Error: "boom"}}}
+	for _, j := range []*rivertype.JobRow{rescued, plain} {
+		if err := h.WorkBegin(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := errors.New("boom")
+	for _, err := range []error{nil, boom, river.JobCancel(boom), river.JobSnooze(time.Second)} {
+		if got := h.WorkEnd(ctx, rescued, err); got != err {
+			t.Errorf("WorkEnd changed the error %v to %v", err, got)
+		}
+	}
+	_ = h.WorkEnd(ctx, &rivertype.JobRow{Kind: "made.up"}, nil)
+	if got := testutil.ToFloat64(m.jobsRescued.WithLabelValues("review.run")); got != 1 {
+		t.Errorf("rescued %v, want 1", got)
+	}
+	for _, o := range []string{"completed", "failed", "cancelled", "snoozed"} {
+		if got := testutil.ToFloat64(m.jobAttempts.WithLabelValues("review.run", o)); got != 1 {
+			t.Errorf("%s attempts %v, want 1", o, got)
+		}
+	}
+	if got := testutil.ToFloat64(m.jobAttempts.WithLabelValues("other", "completed")); got != 1 {
+		t.Errorf("other kind's attempts %v, want 1", got)
 	}
 }

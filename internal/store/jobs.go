@@ -26,6 +26,8 @@ type Jobs struct {
 
 // JobsConfig configures the job queue.
 type JobsConfig struct {
+	// Hooks are River hooks run around every job (the metrics').
+	Hooks []rivertype.Hook
 	// Workers holds every job kind's worker. Required when Work is set.
 	Workers *river.Workers
 	// Work runs workers in this process; false makes an insert-only client
@@ -104,6 +106,7 @@ func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 	rcfg := &river.Config{
 		Logger:       cfg.Logger,
 		PeriodicJobs: cfg.PeriodicJobs,
+		Hooks:        cfg.Hooks,
 	}
 	if cfg.RescueStuckJobsAfter < 0 {
 		return nil, errors.New("configure jobs: RescueStuckJobsAfter cannot be negative")
