@@ -252,6 +252,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := jobs.Start(bg); err != nil {
 		stopBG()
 		ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return fmt.Errorf("start jobs: %w", err)
 	}
 	serveErr := make(chan error, 2)

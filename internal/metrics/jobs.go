@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,6 +78,9 @@ const rescuedError = "Stuck job rescued by JobRescuer"
 type jobHook struct {
 	river.HookDefaults
 	m *Metrics
+
+	mu      sync.Mutex
+	counted map[rescue]bool
 }
 
 // JobHook returns the River hook that counts job attempts
@@ -101,10 +105,29 @@ func (h *jobHook) kind(k string) string {
 }
 
 func (h *jobHook) WorkBegin(_ context.Context, job *rivertype.JobRow) error {
-	if n := len(job.Errors); n > 0 && job.Errors[n-1].Error == rescuedError {
+	n := len(job.Errors)
+	if n == 0 || job.Errors[n-1].Error != rescuedError {
+		return nil
+	}
+	// Once per rescue: a rescued job that then snoozes runs again with
+	// the same last error.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.counted == nil || len(h.counted) > 10000 {
+		h.counted = map[rescue]bool{}
+	}
+	key := rescue{job.ID, job.Errors[n-1].Attempt}
+	if !h.counted[key] {
+		h.counted[key] = true
 		h.m.jobsRescued.WithLabelValues(h.kind(job.Kind)).Inc()
 	}
 	return nil
+}
+
+// rescue is one rescue of a job: its id and the attempt rescued.
+type rescue struct {
+	id      int64
+	attempt int
 }
 
 func (h *jobHook) WorkEnd(_ context.Context, job *rivertype.JobRow, err error) error {

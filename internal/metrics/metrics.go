@@ -49,6 +49,9 @@ type Metrics struct {
 	intake        *prometheus.CounterVec
 	githubCalls   *prometheus.CounterVec
 	githubRemains prometheus.Gauge
+	remainMu      sync.Mutex
+	remainLow     float64
+	remainSince   time.Time
 }
 
 // New makes the registry and registers every collector.
@@ -109,12 +112,21 @@ func New() *Metrics {
 		Name: "quorum_github_api_requests_total", Help: `Requests to GitHub's API, by status code ("error" when none came back).`,
 	}, []string{"code"})
 	m.githubRemains = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "quorum_github_rate_limit_remaining", Help: "X-RateLimit-Remaining of GitHub's last answer that had one.",
+		Name: "quorum_github_rate_limit_remaining", Help: "The lowest X-RateLimit-Remaining of GitHub's answers in the last 5 minutes (the App and each installation have their own limit: this is the one nearest exhaustion).",
 	})
 
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.reviews, m.reviewDuration, m.specialistDuration,
 		m.findings, m.files, m.jobAttempts, m.jobsRescued, m.webhookAttempts, m.webhookLatency, m.webhookDeadLetts, m.webhookDisabled, m.intake, m.githubCalls, m.githubRemains} {
 		f(c)
+	}
+	// The series the alerts watch exist from the start, at 0, so that
+	// increase() sees their first increment.
+	for _, reason := range []string{"internal_error", "quorum_failure", "rate_limit", "stale_head"} {
+		m.reviews.WithLabelValues("failed", reason)
+	}
+	m.reviews.WithLabelValues("completed", "")
+	for _, ev := range []string{"pull_request", "issue_comment", "installation"} {
+		m.intake.WithLabelValues(ev, "401")
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -319,11 +331,25 @@ func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
 		m.githubCalls.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
 		if v := resp.Header.Get("X-RateLimit-Remaining"); v != "" {
 			if n, err := strconv.ParseFloat(v, 64); err == nil {
-				m.githubRemains.Set(n)
+				m.lowestRemaining(n, time.Now())
 			}
 		}
 		return resp, nil
 	})
+}
+
+// lowestRemaining keeps the lowest remaining count seen in the current
+// 5-minute window.
+func (m *Metrics) lowestRemaining(n float64, now time.Time) {
+	m.remainMu.Lock()
+	defer m.remainMu.Unlock()
+	if now.Sub(m.remainSince) > 5*time.Minute || n < m.remainLow {
+		if now.Sub(m.remainSince) > 5*time.Minute {
+			m.remainSince = now
+		}
+		m.remainLow = n
+		m.githubRemains.Set(n)
+	}
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

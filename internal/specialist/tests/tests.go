@@ -127,6 +127,8 @@ type review struct {
 	goneDecls map[string]bool
 	// untestedDirs caches untestedPackage.
 	untestedDirs map[string]bool
+	// keeps caches keptTests by ecosystem and top-level directory.
+	keeps map[keepKey]bool
 
 	findings []specialist.Finding
 }
@@ -461,7 +463,7 @@ func (r *review) skips(x *file) {
 				if rule.imperative && (reShort.MatchString(masked) || reShort.MatchString(prev)) {
 					break // skipped in -short mode only; the full run still has it
 				}
-				if replacesSkip(h, rule) {
+				if replacesSkip(x, h, i, rule) {
 					break // a skip rewritten (its condition, its reason), not added
 				}
 				conditional := rule.helper || rule.conditional || rule.imperative && (reCondition.MatchString(masked[:m[0]]) || reCondition.MatchString(prev) ||
@@ -501,23 +503,24 @@ func (r *review) skips(x *file) {
 	}
 }
 
-// replacesSkip reports whether the hunk removes as many skips of the
-// same kind as it adds: the added ones rewrite them (a condition spelled
-// differently, a reason reworded).
-func replacesSkip(h change.Hunk, rule skipRule) bool {
-	n := 0
-	for _, l := range h.Lines {
-		if !rule.re.MatchString(l.Text) {
-			continue
-		}
-		switch l.Kind {
-		case change.KindDeleted:
-			n++
-		case change.KindAdded:
-			n--
+// replacesSkip reports whether the i-th line of the hunk, which adds a
+// skip, rewrites one: the block of lines the change replaced with the
+// block it stands in (the deleted lines just before its run of added
+// lines) held a skip of the same kind, in code (a condition spelled
+// differently, a reason reworded). A skip uncommented, or removed from
+// another test elsewhere in the hunk, is not a rewrite.
+func replacesSkip(x *file, h change.Hunk, i int, rule skipRule) bool {
+	j := i
+	for j > 0 && h.Lines[j-1].Kind == change.KindAdded {
+		j--
+	}
+	for j > 0 && h.Lines[j-1].Kind == change.KindDeleted {
+		j--
+		if _, masked := x.line(h.Lines[j]); rule.re.MatchString(masked) {
+			return true
 		}
 	}
-	return n >= 0
+	return false
 }
 
 // testExisted returns the name of the test the i-th line of the hunk
@@ -1054,6 +1057,25 @@ const maxTestReads = 8
 // dir_test.py, a script; Search_Engine/test_data.py, a list of strings)
 // keeps nothing.
 func (r *review) keptTests(a testAreas, eco *ecosystem, p string) bool {
+	k := keepKey{eco, topDir(p)}
+	if v, ok := r.keeps[k]; ok {
+		return v
+	}
+	if r.keeps == nil {
+		r.keeps = map[keepKey]bool{}
+	}
+	v := r.readsTests(a, eco, p)
+	r.keeps[k] = v
+	return v
+}
+
+type keepKey struct {
+	eco *ecosystem
+	top string
+}
+
+// readsTests is keptTests without the cache.
+func (r *review) readsTests(a testAreas, eco *ecosystem, p string) bool {
 	paths := append(slices.Clone(a[eco][""]), a[eco][topDir(p)]...)
 	if len(paths) == 0 {
 		return false

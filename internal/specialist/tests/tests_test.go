@@ -504,6 +504,13 @@ func TestPythonSkipIfIsConditional(t *testing.T) {
 	fs, _, files = runReview(t, nil, pyRepo(), map[string]string{"tests/test_parse.py": pyTest + "\n\n" + skipWin + params + "def test_parse_many(s):\n    assert parse(s) == [s]\n"})
 	check(t, fs, files)
 
+	// A skip uncommented is a skip added, though the hunk loses a line
+	// that says the same in a comment.
+	commented := strings.Replace(pyTest, "def test_parse():\n", "def test_parse():\n    # pytest.skip(\"flaky\")\n", 1)
+	uncommented := strings.Replace(pyTest, "def test_parse():\n", "def test_parse():\n    pytest.skip(\"flaky\")\n", 1)
+	fs, _, files = runReview(t, nil, map[string]string{"app/parse.py": pyBase, "tests/test_parse.py": commented}, map[string]string{"tests/test_parse.py": uncommented})
+	check(t, fs, files, want{"tests/test_parse.py", "pytest.skip(", RuleSkipAdded, "medium"})
+
 	rewritten := strings.Replace(head, "sys.platform == \"win32\"", "WIN", 1)
 	fs, _, files = runReview(t, nil, map[string]string{"app/parse.py": pyBase, "tests/test_parse.py": head}, map[string]string{"tests/test_parse.py": rewritten})
 	check(t, fs, files)
