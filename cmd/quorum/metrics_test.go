@@ -14,9 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
-	"github.com/quorum-review/quorum/internal/id"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
@@ -122,17 +120,7 @@ func TestMetricsCountRealWork(t *testing.T) {
 		t.Fatalf("badly signed delivery: %d, want 401", status)
 	}
 	// A webhook delivery to a customer's endpoint.
-	if _, err := db.Writer().Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, updated_at)
-VALUES ($1, $2, $3, '[]', $4, 1, 1)`, id.New(id.Endpoint, time.Now()), repo.AccountID, receiver.URL, "whsec_c2VydmUtdGVzdC1zZWNyZXQtc2VydmUtdGVzdA=="); err != nil {
-		t.Fatal(err)
-	}
-	err = db.InTx(ctx, func(tx store.Tx) error {
-		_, err := event.Record(ctx, tx, repo.AccountID, event.ReviewFailed, event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: 1, Reason: event.ReasonRateLimit})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addEndpointAndEvent(t, db, repo.AccountID, receiver.URL, "whsec_c2VydmUtdGVzdC1zZWNyZXQtc2VydmUtdGVzdA==")
 	// A review job.
 	err = db.InTx(ctx, func(tx store.Tx) error {
 		return pipeline.Enqueue(ctx, tx, pipeline.ReviewArgs{AccountID: repo.AccountID, RepositoryID: repo.ID,

@@ -55,18 +55,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 				t.Fatal(err)
 			}
 			repo := storetest.Repo(t, db, "acme", "acme", "app")
-			hook := id.New(id.Endpoint, time.Now())
-			if _, err := db.Writer().Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, updated_at)
-VALUES ($1, $2, $3, '[]', $4, 1, 1)`, hook, repo.AccountID, srv.URL, secret); err != nil {
-				t.Fatal(err)
-			}
-			err = db.InTx(ctx, func(tx store.Tx) error {
-				_, err := event.Record(ctx, tx, repo.AccountID, event.ReviewFailed, event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: 1, Reason: event.ReasonRateLimit})
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			hook := addEndpointAndEvent(t, db, repo.AccountID, srv.URL, secret)
 
 			if allow {
 				select {
@@ -116,4 +105,25 @@ VALUES ($1, $2, $3, '[]', $4, 1, 1)`, hook, repo.AccountID, srv.URL, secret); er
 			}
 		})
 	}
+}
+
+// addEndpointAndEvent registers an endpoint of every event for the account,
+// records a review.failed event for it to be delivered, and returns the
+// endpoint's id.
+func addEndpointAndEvent(t *testing.T, db *store.DB, accountID, url, secret string) string {
+	t.Helper()
+	ctx := context.Background()
+	hook := id.New(id.Endpoint, time.Now())
+	if _, err := db.Writer().Exec(ctx, `INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, updated_at)
+VALUES ($1, $2, $3, '[]', $4, 1, 1)`, hook, accountID, url, secret); err != nil {
+		t.Fatal(err)
+	}
+	err := db.InTx(ctx, func(tx store.Tx) error {
+		_, err := event.Record(ctx, tx, accountID, event.ReviewFailed, event.ReviewFailedData{Owner: "acme", Repo: "app", PRNumber: 1, Reason: event.ReasonRateLimit})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hook
 }

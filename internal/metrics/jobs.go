@@ -77,7 +77,8 @@ const rescuedError = "Stuck job rescued by JobRescuer"
 // they run again.
 type jobHook struct {
 	river.HookDefaults
-	m *Metrics
+	m     *Metrics
+	kinds map[string]bool
 
 	mu      sync.Mutex
 	counted map[rescue]bool
@@ -90,15 +91,15 @@ func (m *Metrics) JobHook(kinds []string) rivertype.Hook {
 	if m == nil {
 		return nil
 	}
-	m.jobKinds = map[string]bool{}
+	h := &jobHook{m: m, kinds: map[string]bool{}}
 	for _, k := range kinds {
-		m.jobKinds[k] = true
+		h.kinds[k] = true
 	}
-	return &jobHook{m: m}
+	return h
 }
 
 func (h *jobHook) kind(k string) string {
-	if h.m.jobKinds[k] {
+	if h.kinds[k] {
 		return k
 	}
 	return "other"

@@ -44,7 +44,6 @@ type Metrics struct {
 
 	jobAttempts *prometheus.CounterVec
 	jobsRescued *prometheus.CounterVec
-	jobKinds    map[string]bool
 
 	intake        *prometheus.CounterVec
 	githubCalls   *prometheus.CounterVec
@@ -343,13 +342,14 @@ func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
 func (m *Metrics) lowestRemaining(n float64, now time.Time) {
 	m.remainMu.Lock()
 	defer m.remainMu.Unlock()
-	if now.Sub(m.remainSince) > 5*time.Minute || n < m.remainLow {
-		if now.Sub(m.remainSince) > 5*time.Minute {
-			m.remainSince = now
-		}
-		m.remainLow = n
-		m.githubRemains.Set(n)
+	switch {
+	case now.Sub(m.remainSince) > 5*time.Minute:
+		m.remainSince = now // a new window starts with this answer
+	case n >= m.remainLow:
+		return
 	}
+	m.remainLow = n
+	m.githubRemains.Set(n)
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

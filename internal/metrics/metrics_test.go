@@ -75,9 +75,17 @@ func TestNilMetrics(t *testing.T) {
 	var m *Metrics
 	m.Review(true, "", 0, nil, nil, nil)
 	m.WebhookAttempt("succeeded", 0, false)
-	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	if m.Instrument(h) == nil || m.Intake(h) == nil || m.GitHubTransport(http.DefaultTransport) != http.DefaultTransport {
-		t.Error("a nil Metrics changed what it wraps")
+	served := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { served++; w.WriteHeader(http.StatusTeapot) })
+	for _, wrapped := range []http.Handler{m.Instrument(h), m.Intake(h)} {
+		rec := httptest.NewRecorder()
+		wrapped.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		if rec.Code != http.StatusTeapot {
+			t.Errorf("answer %d through a nil Metrics, want the handler's 418", rec.Code)
+		}
+	}
+	if served != 2 || m.GitHubTransport(http.DefaultTransport) != http.DefaultTransport {
+		t.Errorf("a nil Metrics changed what it wraps (handler served %d times)", served)
 	}
 }
 
@@ -112,5 +120,22 @@ func TestJobHook(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.jobAttempts.WithLabelValues("other", "completed")); got != 1 {
 		t.Errorf("other kind's attempts %v, want 1", got)
+	}
+}
+
+// The rate-limit gauge keeps the lowest answer of its 5-minute window, and
+// a new window starts from the next answer.
+func TestLowestRemainingWindow(t *testing.T) {
+	m := New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, step := range []struct {
+		n    float64
+		at   time.Duration
+		want float64
+	}{{4000, 0, 4000}, {10, time.Minute, 10}, {3000, 2 * time.Minute, 10}, {3000, 7 * time.Minute, 3000}, {2999, 8 * time.Minute, 2999}} {
+		m.lowestRemaining(step.n, t0.Add(step.at))
+		if got := testutil.ToFloat64(m.githubRemains); got != step.want {
+			t.Errorf("after %v at +%v: %v, want %v", step.n, step.at, got, step.want)
+		}
 	}
 }

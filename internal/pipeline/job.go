@@ -154,7 +154,6 @@ func (w *Worker) now() time.Time {
 func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	a := job.Args
 	start := time.Now()
-	ctx = context.WithValue(ctx, startKey{}, start)
 	if err := w.checkCurrent(ctx, a); err != nil {
 		return cancelIfSuperseded(err)
 	}
@@ -182,7 +181,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonInternalError, w.now())
-		if _, serr := w.save(sctx, a, res); serr != nil {
+		if _, serr := w.save(sctx, a, res, start); serr != nil {
 			return errors.Join(err, serr)
 		}
 		return nil
@@ -193,7 +192,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			return fail(err)
 		}
 		res := Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonRateLimit, w.now())
-		if _, err := w.save(ctx, a, res); err != nil {
+		if _, err := w.save(ctx, a, res, start); err != nil {
 			return fail(err)
 		}
 		return nil
@@ -252,32 +251,30 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 			// The publisher posts nothing for it, but may close what
 			// Started opened.
 			res = Skipped(a.Owner, a.Repo, a.PR, a.Head, event.ReasonStaleHead, w.now())
-			if _, err := w.save(ctx, a, res); err != nil {
+			if _, err := w.save(ctx, a, res, start); err != nil {
 				return fail(fmt.Errorf("save the review: %w", err))
 			}
 			return nil
 		}
 	}
-	if _, err := w.save(ctx, a, res); err != nil {
+	if _, err := w.save(ctx, a, res, start); err != nil {
 		return fail(fmt.Errorf("save the review: %w", err))
 	}
 	return nil
 }
 
 // save saves res and, when the source has a Publisher, queues its posting
-// in the same transaction.
-func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result) (Saved, error) {
+// in the same transaction; then tells Observe, with the time since the
+// attempt started.
+func (w *Worker) save(ctx context.Context, a ReviewArgs, res Result, started time.Time) (Saved, error) {
 	saved, err := w.saveOnly(ctx, a, res)
 	if err == nil && w.Observe != nil {
-		start, _ := ctx.Value(startKey{}).(time.Time)
-		w.Observe(res, time.Since(start))
+		w.Observe(res, time.Since(started))
 	}
 	return saved, err
 }
 
-// startKey holds when the job's attempt started.
-type startKey struct{}
-
+// saveOnly is save without Observe.
 func (w *Worker) saveOnly(ctx context.Context, a ReviewArgs, res Result) (Saved, error) {
 	pub := w.Publishers[a.Source]
 	if pub == nil {

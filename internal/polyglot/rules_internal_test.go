@@ -81,7 +81,7 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"ruff:S608", "", `    query = "SELECT * FROM %s" % table`, true},
 		{"ruff:S608", "", `    output = inject.checkBooleanExpression("(SELECT VERSION FROM V) LIKE '%d%%'" % number)`, false},
 		{"ruff:S608", "", `    log.info("SELECT took %d ms" % ms)`, false},
-		{"ruff:S608", "", "        sql=\"SELECT value FROM IdToDoc WHERE id in ({seq})\".format(\n            seq=','.join(['?']*len(idxs))\n        )", false},
+		{"ruff:S608", "", "        sql=\"SELECT value FROM documents WHERE id in ({seq})\".format(\n            seq=','.join(['?']*len(idxs))\n        )", false},
 		{"shellcheck:SC2086", "", `if ! grep -q sbin <<< $PATH; then`, false},
 		{"hadolint:DL4006", "", "RUN curl -fsSL $URL -o a.war \\\n  && echo \"$SHA  a.war\" | sha256sum -c -", false},
 	} {

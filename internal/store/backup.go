@@ -88,8 +88,8 @@ func BackupSQLite(ctx context.Context, dataDir, to string) (BackupInfo, error) {
 	if check != "ok" {
 		return info, fmt.Errorf("the copy fails SQLite's quick_check: %s", check)
 	}
-	if err := cp.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM quorum_migrations`).Scan(&info.Schema); err != nil {
-		return info, fmt.Errorf("read the copy's schema version: %w", err)
+	if info.Schema, err = currentVersion(ctx, sqlQuerier{cp}); err != nil {
+		return info, fmt.Errorf("the copy: %w", err)
 	}
 	if err := cp.QueryRowContext(ctx, `SELECT count(*) FROM reviews`).Scan(&info.Reviews); err != nil {
 		return info, fmt.Errorf("count the copy's reviews: %w", err)
@@ -117,8 +117,8 @@ func BackupSQLite(ctx context.Context, dataDir, to string) (BackupInfo, error) {
 // currentSchemaOK checks that the database has quorum's schema and that
 // it is not newer than this binary's.
 func currentSchemaOK(ctx context.Context, db *sql.DB) error {
-	var v int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM quorum_migrations`).Scan(&v); err != nil {
+	v, err := currentVersion(ctx, sqlQuerier{db})
+	if err != nil {
 		return fmt.Errorf("not a quorum database (run quorum migrate or serve first): %w", err)
 	}
 	if v > LatestVersion() {
