@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quorum-review/quorum/internal/polyglot"
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 const analyzersUsage = `quorum analyzers installs and lists the analyzers of languages other than Go
@@ -118,7 +119,7 @@ func runAnalyzersList(ctx context.Context, args []string, getenv func(string) st
 }
 
 // describeAnalyzers says, one line each, which analyzers run and which
-// languages are therefore analysed, and whether they run without network.
+// languages are therefore analysed, and what confines them.
 func describeAnalyzers(found []polyglot.Found) string {
 	var b strings.Builder
 	for _, f := range found {
@@ -132,11 +133,7 @@ func describeAnalyzers(found []polyglot.Found) string {
 			fmt.Fprintf(&b, "%-10s  %-8s  %s  %s\n", f.Tool.Name, f.Version, langs, f.Path)
 		}
 	}
-	if polyglot.Isolated() {
-		b.WriteString("Analyzers run without network, each in a namespace of its own.\n")
-	} else {
-		b.WriteString("Analyzers run WITH the machine's network: this kernel gives quorum no network namespace (unprivileged user namespaces are off).\n")
-	}
+	b.WriteString(describeSandbox(polyglot.Sandbox()))
 	return b.String()
 }
 
@@ -151,7 +148,33 @@ func logAnalyzers(log *slog.Logger, found []polyglot.Found) {
 		case f.Version != f.Tool.Version:
 			log.Warn("analyzer found at another version than the pinned one", "analyzer", f.Tool.Name, "version", f.Version, "pinned", f.Tool.Version, "path", f.Path, "languages", langs)
 		default:
-			log.Info("analyzer found", "analyzer", f.Tool.Name, "version", f.Version, "path", f.Path, "languages", langs, "network_isolated", polyglot.Isolated())
+			log.Info("analyzer found", "analyzer", f.Tool.Name, "version", f.Version, "path", f.Path, "languages", langs)
 		}
 	}
+	rep := polyglot.Sandbox()
+	for _, l := range rep.Layers {
+		if l.On {
+			log.Info("sandbox layer on", "layer", l.Name)
+		} else {
+			log.Warn("sandbox layer OFF: analyzers and go list run without it", "layer", l.Name, "why", l.Why)
+		}
+	}
+}
+
+// describeSandbox says which layers confine the analyzers and the go
+// command here, and, for each that is off, why and what it costs.
+func describeSandbox(rep sandbox.Report) string {
+	var b strings.Builder
+	b.WriteString("Sandbox of the analyzers and of go list (docs/languages.md):\n")
+	for _, l := range rep.Layers {
+		if l.On {
+			fmt.Fprintf(&b, "  on   %s\n", l.Name)
+		} else {
+			fmt.Fprintf(&b, "  OFF  %s: %s\n", l.Name, l.Why)
+		}
+	}
+	if !rep.Namespaces() {
+		b.WriteString("Analyzers run WITH the machine's network and file system: a pull request that exploits an analyzer reaches what quorum's user can.\n")
+	}
+	return b.String()
 }

@@ -598,7 +598,7 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 	}
 	tctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	res, err := sandboxed(tctx, sandbox{exe: e.found[t].Path, args: args, dir: src, analyzersDir: e.dir})
+	res, err := sandboxed(tctx, sandboxRun{exe: e.found[t].Path, args: args, dir: src, analyzersDir: e.dir})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return report{}, fmt.Errorf("did not finish within %s", e.timeout)

@@ -8,24 +8,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"time"
+	"syscall"
+
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 // maxOutput bounds what an analyzer may print; more is a failure, not a
 // review of a truncated report.
 const maxOutput = 64 << 20
 
-// sandbox is one run of an analyzer.
-type sandbox struct {
+// limits bound one analyzer run (internal/sandbox): measured on real
+// code, the analyzers use a few hundred megabytes at most
+// (docs/languages.md); a hostile script that makes ShellCheck want
+// gigabytes is stopped at 2 GiB.
+var limits = sandbox.DefaultLimits
+
+// sandboxRun is one run of an analyzer.
+type sandboxRun struct {
 	exe  string
 	args []string
-	// dir is the private directory it runs in; its HOME, TMPDIR and
-	// XDG directories are made inside it.
+	// dir is the directory of the copied files it runs in (read-only to
+	// it); its parent, also read-only, holds quorum's configuration of
+	// the analyzer. Its HOME, TMPDIR and XDG directories are made in
+	// dir/.home, the one directory it may write.
 	dir string
-	// analyzersDir's bin goes first on PATH (hadolint finds shellcheck
-	// there).
+	// analyzersDir, read-only, is where the analyzers are installed;
+	// its bin goes first on PATH (hadolint finds shellcheck there).
 	analyzersDir string
 }
 
@@ -38,21 +46,27 @@ type ran struct {
 // errTooMuchOutput is an analyzer's report over maxOutput.
 var errTooMuchOutput = errors.New("printed more than 64 MiB")
 
-// sandboxed runs s: its own process group, killed as a whole when ctx
-// ends; an environment of its own (no variable of quorum's reaches it,
-// secrets included); a network namespace of its own where the kernel
-// allows one. A non-zero exit is not an error (analyzers exit 1 when they
-// report something): the caller judges by the output.
-func sandboxed(ctx context.Context, s sandbox) (ran, error) {
+// sandboxed runs s confined by internal/sandbox: as an unprivileged user,
+// in namespaces of its own (no network, no process of the host, nothing
+// of the file system but the system's programs, the analyzers and the
+// copied files, read-only, and its private directory), with limits on
+// memory, CPU time, file size, open files and processes, an environment
+// of its own (no variable of quorum's reaches it, secrets included), and
+// killed with everything it started when ctx ends. A non-zero exit is not
+// an error (analyzers exit 1 when they report something): the caller
+// judges by the output.
+func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 	home := filepath.Join(s.dir, ".home")
 	for _, d := range []string{home, filepath.Join(home, "tmp"), filepath.Join(home, "cache"), filepath.Join(home, "config")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return ran{}, err
 		}
 	}
-	path := os.Getenv("PATH")
+	path := "/usr/local/bin:/usr/bin:/bin"
+	ro := []string{filepath.Dir(s.dir)}
 	if s.analyzersDir != "" {
 		path = filepath.Join(s.analyzersDir, "bin") + string(os.PathListSeparator) + path
+		ro = append(ro, s.analyzersDir)
 	}
 	env := []string{
 		"PATH=" + path,
@@ -67,27 +81,11 @@ func sandboxed(ctx context.Context, s sandbox) (ran, error) {
 		"CI=1",
 	}
 	var stdout, stderr bytes.Buffer
-	run := func(isolate bool) error {
-		cmd := exec.CommandContext(ctx, s.exe, s.args...)
-		cmd.Dir = s.dir
-		cmd.Env = env
-		cmd.Stdin = nil
-		cmd.Stdout = &limited{w: &stdout, n: maxOutput}
-		cmd.Stderr = &limited{w: &stderr, n: 64 << 10, quiet: true}
-		cmd.SysProcAttr = sysProcAttr(isolate)
-		cmd.Cancel = func() error { return killGroup(cmd) }
-		cmd.WaitDelay = 2 * time.Second
-		return cmd.Run()
-	}
-	isolate := isolation()
-	err := run(isolate)
-	if err != nil && isolate && isolationRefused(err) {
-		// The kernel refused a namespace it granted to the probe (a
-		// limit reached): run without, as on a machine without them.
-		stdout.Reset()
-		stderr.Reset()
-		err = run(false)
-	}
+	err := sandbox.Run(ctx, sandbox.Spec{
+		Exe: s.exe, Args: s.args, Env: env, Dir: s.dir,
+		ReadOnly: ro, Writable: []string{home}, Own: []string{filepath.Dir(s.dir)},
+		Limits: limits,
+	}, &limited{w: &stdout, n: maxOutput}, &limited{w: &stderr, n: 64 << 10, quiet: true})
 	res := ran{stdout: stdout.Bytes(), stderr: stderr.String()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -96,8 +94,9 @@ func sandboxed(ctx context.Context, s sandbox) (ran, error) {
 	switch {
 	case errors.As(err, &exit):
 		res.exit = exit.ExitCode()
-		if exit.ExitCode() < 0 {
-			return res, fmt.Errorf("killed (%s)", exit.String())
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return res, fmt.Errorf("killed by %s: %w (memory %d MiB, CPU %s, files %d MiB)", ws.Signal(), sandbox.ErrLimit,
+				limits.Memory>>20, limits.CPU, limits.FileSize>>20)
 		}
 	case errors.Is(err, errTooMuchOutput):
 		return res, err
@@ -128,41 +127,6 @@ func (l *limited) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-var (
-	isolationOnce sync.Once
-	isolationOK   bool
-)
-
-// isolation reports whether analyzers run without network: whether this
-// process can give a child a network namespace of its own (root, or
-// unprivileged user namespaces allowed). Asked once.
-func isolation() bool {
-	isolationOnce.Do(func() {
-		if !canIsolate {
-			return
-		}
-		exe, err := exec.LookPath("true")
-		if err != nil {
-			return
-		}
-		cmd := exec.Command(exe)
-		cmd.SysProcAttr = sysProcAttr(true)
-		isolationOK = cmd.Run() == nil
-	})
-	return isolationOK
-}
-
-// Isolated reports whether analyzers run without network on this machine,
-// for `quorum analyzers list` and serve's start log.
-func Isolated() bool { return isolation() }
-
-// isolationRefused reports whether starting a process failed on its
-// namespaces.
-func isolationRefused(err error) bool {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return false
-	}
-	s := err.Error()
-	return strings.Contains(s, "operation not permitted") || strings.Contains(s, "no space left") || strings.Contains(s, "invalid argument")
-}
+// Sandbox says which layers confine the analyzers on this machine, for
+// `quorum analyzers list` and serve's start log.
+func Sandbox() sandbox.Report { return sandbox.Probe() }

@@ -150,7 +150,11 @@ func version(ctx context.Context, exe string, t *Tool, dir string) (string, erro
 		return "", err
 	}
 	defer os.RemoveAll(work)
-	res, err := sandboxed(ctx, sandbox{exe: exe, args: []string{"--version"}, dir: work, analyzersDir: dir})
+	src := filepath.Join(work, "src")
+	if err := os.Mkdir(src, 0o700); err != nil {
+		return "", err
+	}
+	res, err := sandboxed(ctx, sandboxRun{exe: exe, args: []string{"--version"}, dir: src, analyzersDir: dir})
 	if err != nil {
 		return "", err
 	}
