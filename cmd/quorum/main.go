@@ -33,7 +33,8 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "quorum: %v\n", err)
+	// An error may quote a path or a line of the repository under review.
+	fmt.Fprintf(stderr, "quorum: %s\n", terminalSafe(err.Error(), "\t\n"))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

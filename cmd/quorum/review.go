@@ -218,7 +218,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	if !res.Completed() {
-		fmt.Fprintln(stderr, res.Review.Summary)
+		fmt.Fprintln(stderr, terminalSafe(res.Review.Summary, "\t\n"))
 		return reviewFailure(fmt.Errorf("the review could not run (%s)", res.Reason))
 	}
 
@@ -272,23 +272,25 @@ func nothingToReview(ch *change.Change, base, head string, uncommitted bool) err
 	return fmt.Errorf("nothing to review: %s; name a base with --base (e.g. --base HEAD~1 or --base origin/main), or review the work tree's uncommitted changes with --uncommitted", what)
 }
 
-// progressPrinter reports each specialist's start and end on w.
+// progressPrinter reports each specialist's start and end on w. Notes and
+// errors name files of the repository, so they are printed terminal-safe.
 func progressPrinter(w io.Writer) func(pipeline.Progress) {
 	var mu sync.Mutex
 	return func(p pipeline.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
+		name := oneLine(p.Specialist)
 		switch p.Stage {
 		case pipeline.StageStarted:
-			fmt.Fprintf(w, "quorum: %-11s started\n", p.Specialist)
+			fmt.Fprintf(w, "quorum: %-11s started\n", name)
 		case pipeline.StageFinished:
-			fmt.Fprintf(w, "quorum: %-11s finished in %s, %s\n", p.Specialist, p.Duration.Round(time.Millisecond), plural(p.Findings, "finding"))
+			fmt.Fprintf(w, "quorum: %-11s finished in %s, %s\n", name, p.Duration.Round(time.Millisecond), plural(p.Findings, "finding"))
 			for _, n := range p.Notes {
-				fmt.Fprintf(w, "quorum: %-11s %s\n", p.Specialist, n)
+				fmt.Fprintf(w, "quorum: %-11s %s\n", name, oneLine(n))
 			}
 		case pipeline.StageFailed:
 			why, _, _ := strings.Cut(p.Err.Error(), "\n")
-			fmt.Fprintf(w, "quorum: %-11s failed after %s: %s\n", p.Specialist, p.Duration.Round(time.Millisecond), why)
+			fmt.Fprintf(w, "quorum: %-11s failed after %s: %s\n", name, p.Duration.Round(time.Millisecond), oneLine(why))
 		}
 	}
 }
@@ -302,10 +304,10 @@ func analyzerPrinter(w io.Writer) func(string, int, time.Duration, error) {
 		defer mu.Unlock()
 		if err != nil {
 			why, _, _ := strings.Cut(err.Error(), "\n")
-			fmt.Fprintf(w, "quorum: %-11s failed after %s on %s: %s\n", tool, took.Round(time.Millisecond), plural(files, "file"), why)
+			fmt.Fprintf(w, "quorum: %-11s failed after %s on %s: %s\n", oneLine(tool), took.Round(time.Millisecond), plural(files, "file"), oneLine(why))
 			return
 		}
-		fmt.Fprintf(w, "quorum: %-11s ran in %s on %s\n", tool, took.Round(time.Millisecond), plural(files, "file"))
+		fmt.Fprintf(w, "quorum: %-11s ran in %s on %s\n", oneLine(tool), took.Round(time.Millisecond), plural(files, "file"))
 	}
 }
 
@@ -351,7 +353,7 @@ var severityColor = map[string]string{
 
 // writeText prints the review for people: findings grouped by file, files
 // in the order of their most severe finding, findings by line, then the
-// summary.
+// summary. What comes from the repository is printed terminal-safe.
 func writeText(w io.Writer, r review.Full, color bool) error {
 	var b strings.Builder
 	byFile := map[string][]review.Finding{}
@@ -372,38 +374,40 @@ func writeText(w io.Writer, r review.Full, color bool) error {
 		fs := byFile[file]
 		slices.SortStableFunc(fs, func(a, b review.Finding) int { return a.Line - b.Line })
 		if color {
-			fmt.Fprintf(&b, "\x1b[1m%s\x1b[0m\n", file)
+			fmt.Fprintf(&b, "\x1b[1m%s\x1b[0m\n", oneLine(file))
 		} else {
-			fmt.Fprintf(&b, "%s\n", file)
+			fmt.Fprintf(&b, "%s\n", oneLine(file))
 		}
 		for _, f := range fs {
-			loc := f.Path
+			loc := oneLine(f.Path)
 			if f.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
+				loc = fmt.Sprintf("%s:%d", loc, f.Line)
 			}
-			fmt.Fprintf(&b, "  %s %s [%s] %s (%s)\n", loc, paint(f.Severity, strings.ToUpper(f.Severity)), f.Specialist, f.Headline, f.Rule)
+			fmt.Fprintf(&b, "  %s %s [%s] %s (%s)\n", loc, paint(f.Severity, oneLine(strings.ToUpper(f.Severity))),
+				oneLine(f.Specialist), oneLine(f.Headline), oneLine(f.Rule))
 			for _, l := range f.Excerpt.Lines {
 				if l.Number >= f.Line && l.Number <= max(f.EndLine, f.Line) {
-					fmt.Fprintf(&b, "      %5d │ %s\n", l.Number, strings.TrimRight(l.Text, " \t"))
+					// A line of code keeps its tabs; a CR ending it is its line end.
+					fmt.Fprintf(&b, "      %5d │ %s\n", l.Number, terminalSafe(strings.TrimRight(l.Text, " \t\r"), "\t"))
 				}
 			}
 			for _, l := range strings.Split(strings.TrimSpace(f.Body), "\n") {
-				if l = strings.TrimRight(l, " \t"); l == "" {
+				if l = strings.TrimRight(l, " \t\r"); l == "" {
 					b.WriteString("\n")
 				} else {
-					fmt.Fprintf(&b, "      %s\n", l)
+					fmt.Fprintf(&b, "      %s\n", terminalSafe(l, "\t"))
 				}
 			}
 			if f.SuggestedPatch != nil {
 				b.WriteString("      Suggested fix:\n")
 				for _, l := range strings.Split(strings.TrimRight(*f.SuggestedPatch, "\n"), "\n") {
-					fmt.Fprintf(&b, "        %s\n", l)
+					fmt.Fprintf(&b, "        %s\n", terminalSafe(strings.TrimSuffix(l, "\r"), "\t"))
 				}
 			}
 			b.WriteString("\n")
 		}
 	}
-	fmt.Fprintf(&b, "%s\n\nVerdict: %s\n", r.Summary, strings.ReplaceAll(r.Verdict, "_", " "))
+	fmt.Fprintf(&b, "%s\n\nVerdict: %s\n", terminalSafe(r.Summary, "\t\n"), oneLine(strings.ReplaceAll(r.Verdict, "_", " ")))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

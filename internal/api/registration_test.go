@@ -12,8 +12,9 @@ import (
 // Registration refuses what it used to take loosely, on both databases:
 // duplicate keys, invalid UTF-8 (raw or as a lone surrogate escape), NUL,
 // an empty secret, a port out of range, a charset other than UTF-8, and
-// loopback or private hosts without --webhook-allow-private. The same text
-// rules hold for PATCH and rotate-secret.
+// literal loopback or private addresses without --webhook-allow-private
+// (a host name is not resolved: localhost is accepted, and refused when
+// delivered to). The same text rules hold for PATCH and rotate-secret.
 func TestRegistrationValidation(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, be storetest.Backend) {
@@ -38,7 +39,8 @@ func TestRegistrationValidation(t *testing.T) {
 			{"private", `{"url":"https://10.1.2.3/hook"}`, "url"},
 			{"link-local metadata", `{"url":"http://169.254.169.254/latest"}`, "url"},
 			{"mapped loopback", `{"url":"http://[::ffff:127.0.0.1]/"}`, "url"},
-			{"localhost", `{"url":"http://localhost:9000/hook"}`, "url"},
+			{"mapped private", `{"url":"http://[::ffff:10.0.0.1]/"}`, "url"},
+			{"NAT64 metadata", `{"url":"http://[64:ff9b::a9fe:a9fe]/"}`, "url"},
 		} {
 			p := b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json", []byte(tc.body)).
 				want(t, http.StatusBadRequest).problem(t, codeInvalid)
@@ -49,6 +51,9 @@ func TestRegistrationValidation(t *testing.T) {
 		b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json; charset=utf-16", []byte(`{`+ok+`}`)).
 			want(t, http.StatusUnsupportedMediaType).problem(t, codeUnsupportedMedia)
 		b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json; charset=UTF-8", []byte(`{`+ok+`,"description":"caf\u00e9 \ud83d\ude00"}`)).
+			want(t, http.StatusCreated)
+
+		b.send(t, http.MethodPost, "/v1/webhooks", all, "application/json", []byte(`{"url":"http://localhost:9000/hook"}`)).
 			want(t, http.StatusCreated)
 
 		var hook created

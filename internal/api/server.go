@@ -34,8 +34,9 @@ type Config struct {
 	// ReviewCacheSize bounds how many encoded reviews are cached (default
 	// 1024, about 10 MB with 20 findings each).
 	ReviewCacheSize int
-	// WebhookAllowPrivate accepts endpoint URLs whose host is, or resolves
-	// only to, loopback, private and other non-public addresses.
+	// WebhookAllowPrivate accepts endpoint URLs whose host is a loopback,
+	// private or other non-public address (host names are not resolved at
+	// registration; deliveries check each address when they connect).
 	WebhookAllowPrivate bool
 	// WebhookMaxEndpoints bounds an account's live webhook endpoints
 	// (webhook.DefaultMaxEndpoints when 0).

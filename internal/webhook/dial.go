@@ -54,12 +54,16 @@ var refusedPrefixes = []struct {
 var (
 	nat64   = netip.MustParsePrefix("64:ff9b::/96")
 	sixTo4  = netip.MustParsePrefix("2002::/16")
+	teredo  = netip.MustParsePrefix("2001::/32")
 	v4Compt = netip.MustParsePrefix("::/96")
 )
 
 // classify names the class of a non-public address, or "" for a public
-// one. IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64, 6to4)
-// are judged by the IPv4 address they carry.
+// one. IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64, 6to4,
+// Teredo) are judged by the IPv4 address they carry. The local-use NAT64
+// prefix 64:ff9b:1::/48 is refused outright: where it carries the IPv4
+// address depends on the prefix length its network chose (RFC 6052), and
+// it is local by definition.
 func classify(a netip.Addr) string {
 	a = a.WithZone("")
 	if a.Is4In6() {
@@ -82,6 +86,19 @@ func classify(a netip.Addr) string {
 			copy(v4[:], b[2:6])
 			if c := classify(netip.AddrFrom4(v4)); c != "" {
 				return "6to4 " + c
+			}
+		case teredo.Contains(a):
+			// The Teredo server's address is bits 32-63; the client's
+			// public address is bits 96-127, inverted (RFC 4380).
+			copy(v4[:], b[4:8])
+			if c := classify(netip.AddrFrom4(v4)); c != "" {
+				return "Teredo " + c
+			}
+			for i := range v4 {
+				v4[i] = ^b[12+i]
+			}
+			if c := classify(netip.AddrFrom4(v4)); c != "" {
+				return "Teredo " + c
 			}
 		case v4Compt.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
 			copy(v4[:], b[12:])
@@ -120,8 +137,8 @@ func checkAddress(address string) error {
 // each address the resolver returned, just before connecting, so a name
 // that resolves differently later (DNS rebinding) is checked on what it
 // resolves to then.
-func newDialer(allowPrivate bool, timeout time.Duration) *net.Dialer {
-	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+func newDialer(allowPrivate bool, timeout time.Duration, resolver *net.Resolver) *net.Dialer {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Resolver: resolver}
 	if !allowPrivate {
 		d.Control = func(_, address string, _ syscall.RawConn) error { return checkAddress(address) }
 	}

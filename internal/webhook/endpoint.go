@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -76,9 +75,8 @@ func (v *endpointValidator) err() error {
 }
 
 // checkURL accepts an absolute http(s) URL with a host, a valid port and
-// no credentials. Whether its address is public is the policy's
-// (checkHost) and, as a name can resolve elsewhere later, checked again at
-// connect time.
+// no credentials. Whether its address is public is checked at connect
+// time (and, for a literal address, by the policy's checkHost).
 func (v *endpointValidator) checkURL(raw string) {
 	switch {
 	case raw == "":
@@ -219,9 +217,6 @@ func encodeEvents(events []string) string {
 // the operator sets no other limit: every event fans out to each of them.
 const DefaultMaxEndpoints = 50
 
-// lookupTimeout bounds resolving an endpoint's host at registration.
-const lookupTimeout = 3 * time.Second
-
 // LimitError is a registration refused because the account has as many
 // endpoints as it may.
 type LimitError struct{ Max int }
@@ -233,22 +228,21 @@ func (e *LimitError) Error() string {
 // Policy is what registering or changing an endpoint is checked against
 // beyond its own fields: the operator's settings.
 type Policy struct {
-	// AllowPrivate accepts a URL whose host is, or resolves only to,
-	// loopback, private and other non-public addresses. Without it they
-	// are refused at registration; the connect-time check of every
-	// attempt (for DNS rebinding) is the Worker's, whatever this says.
+	// AllowPrivate accepts a URL whose host is a loopback, private or other
+	// non-public address. Without it such a literal address is refused at
+	// registration; the connect-time check of every attempt is the
+	// Worker's, whatever this says.
 	AllowPrivate bool
 	// MaxEndpoints bounds an account's live endpoints (0: no bound).
 	MaxEndpoints int
-	// LookupNetIP resolves a host name (net.DefaultResolver's when nil).
-	LookupNetIP func(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// checkHost refuses, unless p.AllowPrivate, a URL whose host is a
-// non-public address or a name that resolves only to such addresses. A
-// name that does not resolve now is accepted: it is checked again, on
-// what it resolves to then, at each attempt.
-func (p Policy) checkHost(ctx context.Context, v *endpointValidator, rawURL string) {
+// checkHost refuses, unless p.AllowPrivate, a URL whose host is a literal
+// non-public address. A host name is not resolved: what it resolves to
+// now says nothing about what it resolves to at delivery, and a lookup
+// would let anyone who can register make the server query names of their
+// choosing. The dialer's check at each attempt is the one that counts.
+func (p Policy) checkHost(v *endpointValidator, rawURL string) {
 	if p.AllowPrivate {
 		return
 	}
@@ -257,32 +251,13 @@ func (p Policy) checkHost(ctx context.Context, v *endpointValidator, rawURL stri
 		return // rejected by checkURL
 	}
 	host := u.Hostname()
-	refuse := func(what string) {
-		v.reject("url", what+": deliveries to non-public addresses are refused (quorum serve --webhook-allow-private allows them)")
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		if c := classify(a); c != "" {
-			refuse(fmt.Sprintf("%s is not a public address (%s)", host, c))
-		}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
 		return
 	}
-	lookup := p.LookupNetIP
-	if lookup == nil {
-		lookup = net.DefaultResolver.LookupNetIP
+	if c := classify(a); c != "" {
+		v.reject("url", fmt.Sprintf("%s is not a public address (%s): deliveries to non-public addresses are refused (quorum serve --webhook-allow-private allows them)", host, c))
 	}
-	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
-	addrs, err := lookup(ctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return
-	}
-	for _, a := range addrs {
-		if classify(a) == "" {
-			return
-		}
-	}
-	first := addrs[0].Unmap().WithZone("")
-	refuse(fmt.Sprintf("%s resolves only to non-public addresses (%s: %s)", host, first, classify(first)))
 }
 
 // NewEndpoint is an endpoint to register.
@@ -303,7 +278,7 @@ func Create(ctx context.Context, q store.Querier, accountID, rawURL string, even
 	if secret != "" {
 		in.Secret = &secret
 	}
-	e, err := Policy{AllowPrivate: true}.prepare(ctx, accountID, in, now)
+	e, err := Policy{AllowPrivate: true}.prepare(accountID, in, now)
 	if err != nil {
 		return Endpoint{}, "", err
 	}
@@ -315,10 +290,9 @@ func Create(ctx context.Context, q store.Querier, accountID, rawURL string, even
 
 // Create registers an endpoint of the account under the policy. It returns
 // the endpoint and its secret, which is shown to the customer only now;
-// past p.MaxEndpoints it is a *LimitError. The host is resolved before the
-// transaction that counts and inserts begins, so no lookup holds it open.
+// past p.MaxEndpoints it is a *LimitError.
 func (p Policy) Create(ctx context.Context, db *store.DB, accountID string, in NewEndpoint, now time.Time) (Endpoint, string, error) {
-	e, err := p.prepare(ctx, accountID, in, now)
+	e, err := p.prepare(accountID, in, now)
 	if err != nil {
 		return Endpoint{}, "", err
 	}
@@ -338,7 +312,7 @@ func (p Policy) Create(ctx context.Context, db *store.DB, accountID string, in N
 
 // prepare validates an endpoint to register under the policy and makes it,
 // with its secret (generated when none is given).
-func (p Policy) prepare(ctx context.Context, accountID string, in NewEndpoint, now time.Time) (Endpoint, error) {
+func (p Policy) prepare(accountID string, in NewEndpoint, now time.Time) (Endpoint, error) {
 	var v endpointValidator
 	v.checkURL(in.URL)
 	events := v.checkEvents(in.Events)
@@ -347,7 +321,7 @@ func (p Policy) prepare(ctx context.Context, accountID string, in NewEndpoint, n
 		v.checkSecret(*in.Secret)
 	}
 	if len(v.fields) == 0 {
-		p.checkHost(ctx, &v, in.URL)
+		p.checkHost(&v, in.URL)
 	}
 	if err := v.err(); err != nil {
 		return Endpoint{}, err
@@ -519,7 +493,7 @@ func (p Policy) Update(ctx context.Context, q store.Querier, accountID, endpoint
 		v.checkDescription(*patch.Description)
 	}
 	if patch.URL != nil && len(v.fields) == 0 {
-		p.checkHost(ctx, &v, *patch.URL)
+		p.checkHost(&v, *patch.URL)
 	}
 	if err := v.err(); err != nil {
 		return Endpoint{}, err

@@ -67,6 +67,9 @@ type Worker struct {
 	// AllowPrivate lets deliveries reach loopback, private and other
 	// non-public addresses (development and tests).
 	AllowPrivate bool
+	// Resolver looks up endpoint host names (net.DefaultResolver when
+	// nil); what it answers is checked at connect time like any address.
+	Resolver *net.Resolver
 	// AttemptTimeout bounds one attempt (DefaultTimeout when 0).
 	AttemptTimeout time.Duration
 	// PerEndpoint bounds the attempts in flight to one endpoint
@@ -166,7 +169,7 @@ func retryDelay(attempt int) time.Duration {
 
 func (w *Worker) httpClient() *http.Client {
 	w.once.Do(func() {
-		d := newDialer(w.AllowPrivate, w.attemptTimeout())
+		d := newDialer(w.AllowPrivate, w.attemptTimeout(), w.Resolver)
 		w.client = &http.Client{
 			Transport: &http.Transport{
 				// No proxy: a proxy would connect on our behalf, past the
