@@ -421,3 +421,39 @@ func TestLoadResolvesMissingRequireFromModuleCache(t *testing.T) {
 		t.Fatalf("packages %d, partial %d, fallback %+v: golang.org/x/mod did not resolve from the module cache", len(p.Packages), len(p.Partial), p.Fallback)
 	}
 }
+
+// An import comment is the pull request's to write: one that climbs out
+// of the copied tree ("../../…/target") is not an import path, so the
+// tree is not copied there, and the package is still type-checked under
+// the fallback path.
+func TestLoadIgnoresImportCommentLeavingTheTree(t *testing.T) {
+	t.Parallel()
+	target := filepath.Join(t.TempDir(), "pwned")
+	// Past the file system's root, ".." stays there: enough of them reach
+	// "/" from wherever the temporary tree is.
+	traversal := strings.Repeat("../", 64) + strings.TrimPrefix(filepath.ToSlash(target), "/")
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"victim.txt": "secret\n", "x.go": "package x\n", "sub/s.go": "package sub\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"x.go":     "package x // import \"" + traversal + "\"\n\nimport _ \"embed\"\n\n//go:embed victim.txt\nvar S string\n",
+		"sub/s.go": "package sub /* import \"" + traversal + "/sub\" */\n\n// N is a number.\nconst N = 1\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(target)
+		t.Errorf("the loader wrote outside its tree: %s holds %v (stat: %v)", target, entries, err)
+	}
+	var typed []string
+	for _, pkg := range p.Packages {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	if want := []string{"quorum.invalid/repository", "quorum.invalid/repository/sub"}; !slices.Equal(typed, want) || len(p.Fallback) != 0 {
+		t.Fatalf("type-checked %v, fallback %+v; want %v", typed, p.Fallback, want)
+	}
+}

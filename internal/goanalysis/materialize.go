@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -83,11 +84,16 @@ func newMaterializer(c *change.Change, s side, root, goVersion string) *material
 	return m
 }
 
-// badPath says why the go command cannot take a file by this name (a
-// newline or another control character, invalid UTF-8, a quote), or "".
+// badPath says why a repository path cannot be copied: it is not a clean
+// relative path inside the repository (a/../../x, /etc/x), or the go
+// command cannot take a file by this name (a newline or another control
+// character, invalid UTF-8, a quote); "" when it can.
 func badPath(p string) string {
 	if !utf8.ValidString(p) {
 		return "its name is not valid UTF-8"
+	}
+	if !fs.ValidPath(p) {
+		return "its path is not a clean path inside the repository"
 	}
 	for _, r := range p {
 		if unicode.IsControl(r) {
@@ -117,11 +123,15 @@ func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
 	if path.Base(p) == "go.mod" {
 		b = m.sanitizeGoMod(path.Dir(p), b)
 	}
+	disk := b
+	if m.importPath != "" && strings.HasSuffix(p, ".go") {
+		disk = withoutInvalidImportComment(p, b)
+	}
 	full := filepath.Join(m.root, filepath.FromSlash(p))
 	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(full, b, 0o600); err != nil {
+	if err := os.WriteFile(full, disk, 0o600); err != nil {
 		return nil, err
 	}
 	m.head[p] = b
@@ -313,7 +323,7 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 			}
 			for _, imp := range f.Imports {
 				ip, err := strconv.Unquote(imp.Path.Value)
-				if err != nil {
+				if err != nil || !validImportPath(ip) {
 					continue
 				}
 				var rel string
@@ -509,6 +519,9 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 	}
 	best := ""
 	for root, n := range votes {
+		if !validImportPath(root) {
+			continue
+		}
 		if n > votes[best] || n == votes[best] && root < best {
 			best = root
 		}
@@ -516,28 +529,78 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 	if best == "" && c.Owner != "" && c.Repo != "" && c.Owner != "local" {
 		best = "github.com/" + c.Owner + "/" + c.Repo
 	}
-	if best == "" {
+	if !validImportPath(best) {
 		best = "quorum.invalid/repository"
 	}
 	return best
 }
 
+// validImportPath reports whether the go command would take ip as an
+// import path. Import paths the repository writes become directories of
+// the copied tree (GOPATH/src/<path>, vendor/<path>): one that is not valid
+// ("../../tmp/x", "/etc") is ignored, never joined into a path.
+func validImportPath(ip string) bool {
+	return module.CheckImportPath(ip) == nil
+}
+
 // canonicalImport returns a file's import comment (package x // import
-// "path"), or "".
+// "path"), or "" when it has none or names an invalid import path.
 func canonicalImport(f *ast.File) string {
+	if cm, ip := importComment(f); cm != nil && validImportPath(ip) {
+		return ip
+	}
+	return ""
+}
+
+// importComment returns a file's import comment, as the go command finds
+// it (// import "path" or /* import "path" */ after the package name), and
+// the path it names ("" when it does not parse); nil when there is none.
+func importComment(f *ast.File) (*ast.Comment, string) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
 			if cm.Slash < f.Name.End() {
 				continue
 			}
-			text, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(cm.Text, "//")), "import ")
-			if ok {
-				if ip, err := strconv.Unquote(strings.TrimSpace(text)); err == nil {
-					return ip
-				}
+			text := strings.TrimPrefix(cm.Text, "//")
+			if strings.HasPrefix(cm.Text, "/*") {
+				text = strings.TrimSuffix(strings.TrimPrefix(cm.Text, "/*"), "*/")
 			}
-			return ""
+			text, ok := strings.CutPrefix(strings.TrimSpace(text), "import ")
+			if !ok {
+				return nil, ""
+			}
+			ip, _ := strconv.Unquote(strings.TrimSpace(text))
+			return cm, ip
 		}
 	}
-	return ""
+	return nil, ""
+}
+
+// withoutInvalidImportComment returns a Go file's source with its import
+// comment blanked when the path it names is not valid: such a path is
+// never the one the tree is loaded under, and in GOPATH mode the go
+// command refuses a package whose import comment says otherwise. Only the
+// comment's text becomes spaces, so every position in the file holds.
+func withoutInvalidImportComment(name string, src []byte) []byte {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return src
+	}
+	cm, ip := importComment(f)
+	if cm == nil || validImportPath(ip) {
+		return src
+	}
+	tf := fset.File(cm.Pos())
+	start, end := tf.Offset(cm.Pos())+2, tf.Offset(cm.End())
+	if strings.HasPrefix(cm.Text, "/*") {
+		end -= 2
+	}
+	out := slices.Clone(src)
+	for i := start; i < end; i++ {
+		if out[i] != '\n' {
+			out[i] = ' '
+		}
+	}
+	return out
 }
