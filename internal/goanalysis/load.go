@@ -299,21 +299,25 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	t := tree{dir: "."}
+	if t.root, err = os.OpenRoot(tmp); err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+	defer t.root.Close()
 
 	// A tree without go.mod (GOPATH-era code) is loaded in GOPATH mode,
 	// copied to where its import path says, with its vendored packages.
-	root := tmp
 	importPath := gopathImportPath(ctx, c, s)
 	if importPath != "" {
-		gopath := filepath.Join(tmp, "gopath")
-		root = filepath.Join(gopath, "src", filepath.FromSlash(importPath))
-		if err := os.MkdirAll(root, 0o700); err != nil {
+		t.dir = path.Join("gopath/src", importPath)
+		if err := t.root.MkdirAll(t.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("load go packages: %w", err)
 		}
-		env = gopathEnvironment(env, gopath, root)
+		env = gopathEnvironment(env, filepath.Join(tmp, "gopath"), t.path())
 	}
+	root := t.path()
 
-	m := newMaterializer(c, s, root, goVersion)
+	m := newMaterializer(c, s, t, goVersion)
 	m.importPath = importPath
 	groups, noModule, err := l.materialize(ctx, m)
 	if err != nil {

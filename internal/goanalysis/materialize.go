@@ -44,10 +44,12 @@ func headSide(c *change.Change) side {
 	return s
 }
 
-// materializer copies files of one revision of the tree into root.
+// materializer copies files of one revision of the repository into a
+// tree, whose repository root is the directory root.
 type materializer struct {
 	c    *change.Change
 	rev  string
+	tree tree
 	root string
 	// files are the changed Go files of this revision (repository paths)
 	// that can be analysed; skipped are those that cannot, and why.
@@ -65,6 +67,53 @@ type materializer struct {
 	importPath string
 }
 
+// tree is the temporary directory a revision is copied to. Every write
+// into it goes through os.Root, which refuses a name that resolves outside
+// the directory (through "..", as an absolute path or by a symbolic link):
+// a repository path or an import path that slipped past validation still
+// cannot leave the tree.
+type tree struct {
+	root *os.Root
+	// dir is the repository's root in the tree: "." or, in GOPATH mode,
+	// gopath/src/<import path>.
+	dir string
+}
+
+// path returns the directory of the repository's root on disk.
+func (t tree) path() string {
+	return filepath.Join(t.root.Name(), filepath.FromSlash(t.dir))
+}
+
+// name returns the name in the tree of a repository path, as written:
+// not cleaned, so that os.Root sees a "..", and refuses it, where it is.
+func (t tree) name(p string) string {
+	if t.dir == "." {
+		return p
+	}
+	return t.dir + "/" + p
+}
+
+// write copies a file of the repository, at repository path p, into the
+// tree, with the directories above it.
+func (t tree) write(p string, b []byte) error {
+	if !fs.ValidPath(p) {
+		return fmt.Errorf("copy %q: not a path inside the repository", p)
+	}
+	name := t.name(p)
+	if d := path.Dir(name); d != "." {
+		if err := t.root.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return t.root.WriteFile(name, b, 0o600)
+}
+
+// remove deletes the copy of a file of the repository, at repository path
+// p, from the tree.
+func (t tree) remove(p string) error {
+	return t.root.Remove(t.name(p))
+}
+
 // Skip is a changed Go file, or a package, that was not analysed at all,
 // and why.
 type Skip struct {
@@ -72,8 +121,8 @@ type Skip struct {
 	Reason string
 }
 
-func newMaterializer(c *change.Change, s side, root, goVersion string) *materializer {
-	m := &materializer{c: c, rev: s.rev, root: root, goVersion: goVersion, head: map[string][]byte{}}
+func newMaterializer(c *change.Change, s side, t tree, goVersion string) *materializer {
+	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}}
 	for _, p := range s.files {
 		if why := badPath(p); why != "" {
 			m.skipped = append(m.skipped, Skip{Path: p, Reason: why})
@@ -127,11 +176,7 @@ func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
 	if m.importPath != "" && strings.HasSuffix(p, ".go") {
 		disk = withoutInvalidImportComment(p, b)
 	}
-	full := filepath.Join(m.root, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(full, disk, 0o600); err != nil {
+	if err := m.tree.write(p, disk); err != nil {
 		return nil, err
 	}
 	m.head[p] = b
@@ -415,7 +460,7 @@ func (m *materializer) explosive() map[string]string {
 func (m *materializer) remove(dir string) error {
 	for p := range m.head {
 		if path.Dir(p) == dir && strings.HasSuffix(p, ".go") {
-			if err := os.Remove(filepath.Join(m.root, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := m.tree.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
