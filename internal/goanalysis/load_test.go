@@ -457,3 +457,81 @@ func TestLoadIgnoresImportCommentLeavingTheTree(t *testing.T) {
 		t.Fatalf("type-checked %v, fallback %+v; want %v", typed, p.Fallback, want)
 	}
 }
+
+// Nested generic types split over three packages, each small enough alone
+// (P0–P13 in a, P14–P27 in b, P28–P39 in c), are measured with what they
+// import from the tree: the review ends quickly, the packages are named as
+// analysed syntax-only, and the load leaves no copied tree behind.
+func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":  goanalysistest.GoMod("example.com/split"),
+		"a/a.go":  "package a\n",
+		"b/b.go":  "package b\n",
+		"c/c.go":  "package c\n",
+		"ok/o.go": "package ok\n",
+	})
+	base := r.Commit("base")
+	level := func(pkg, imp, qual string, from, to int) string {
+		lines := []string{"package " + pkg, ""}
+		if imp != "" {
+			lines = append(lines, "import "+imp, "")
+		}
+		for i := from; i < to; i++ {
+			prev := fmt.Sprintf("P%d[T]", i-1)
+			if i == from {
+				prev = qual + prev
+			}
+			if i == 0 {
+				lines = append(lines, "type P0[T any] struct{ v T }")
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("type P%d[T any] struct{ a, b %s }", i, prev))
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	r.Write(map[string]string{
+		"a/a.go": level("a", "", "", 0, 14),
+		"b/b.go": level("b", `"example.com/split/a"`, "a.", 14, 28),
+		// A dot import names b's types without a qualifier.
+		"c/c.go":  level("c", `. "example.com/split/b"`, "", 28, 40) + "var V P39[int]\n",
+		"ok/o.go": "package ok\n\nfunc O() int { return 2 }\n",
+	})
+	head := r.Commit("head")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	p, err := goanalysis.NewLoader(goanalysis.Config{Timeout: 30 * time.Second}).Load(ctx, r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("load took %s", d)
+	}
+	fallback := map[string]string{}
+	for _, f := range p.Fallback {
+		fallback[f.Dir] = f.Reason
+	}
+	for _, dir := range []string{"b", "c"} {
+		if !strings.Contains(fallback[dir], "expands to more than") {
+			t.Errorf("fallback of %s = %q, want it to say its types expand too far", dir, fallback[dir])
+		}
+		if p.FallbackReason(dir+"/"+dir+".go") == "" {
+			t.Errorf("%s/%s.go not analysed syntax-only", dir, dir)
+		}
+	}
+	var typed []string
+	for _, pkg := range p.Packages {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	if want := []string{"example.com/split/a", "example.com/split/ok"}; !slices.Equal(typed, want) {
+		t.Errorf("type-checked %v, want %v", typed, want)
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "quorum-tree-*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("left behind: %v (%v)", left, err)
+	}
+}

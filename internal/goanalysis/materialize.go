@@ -61,6 +61,10 @@ type materializer struct {
 	head      map[string][]byte
 	// notes are what was changed in a copied go.mod, and why.
 	notes []string
+	// imports maps, for each copied package's directory, the import
+	// paths of its files that resolve in the tree to their directories:
+	// the guard against explosive types follows them.
+	imports map[string]map[string]string
 	// importPath is, for a tree loaded in GOPATH mode (no go.mod), the
 	// import path of its root: the tree stands for that path's
 	// directory, and vendored packages are copied as they are imported.
@@ -122,7 +126,7 @@ type Skip struct {
 }
 
 func newMaterializer(c *change.Change, s side, t tree, goVersion string) *materializer {
-	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}}
+	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}, imports: map[string]map[string]string{}}
 	for _, p := range s.files {
 		if why := badPath(p); why != "" {
 			m.skipped = append(m.skipped, Skip{Path: p, Reason: why})
@@ -382,6 +386,10 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 				default:
 					continue
 				}
+				if m.imports[d] == nil {
+					m.imports[d] = map[string]string{}
+				}
+				m.imports[d][ip] = rel
 				if !seen[rel] {
 					seen[rel] = true
 					queue = append(queue, rel)
@@ -434,7 +442,9 @@ func skipDir(dir string) bool {
 }
 
 // explosive returns the directories of the copied Go files whose types are
-// too large to type-check (see explosive), with why.
+// too large to type-check (see explosive), with why. A type is measured
+// through the declarations of the copied packages it imports too: nested
+// types split over packages add up as they would in the type checker.
 func (m *materializer) explosive() map[string]string {
 	byDir := map[string][]*ast.File{}
 	fset := token.NewFileSet()
@@ -446,13 +456,7 @@ func (m *materializer) explosive() map[string]string {
 			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], f)
 		}
 	}
-	out := map[string]string{}
-	for d, files := range byDir {
-		if why := explosive(files); why != "" {
-			out[d] = why
-		}
-	}
-	return out
+	return explosive(byDir, m.imports)
 }
 
 // remove deletes the copied Go files of dir from the tree (they stay
