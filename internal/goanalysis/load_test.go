@@ -224,18 +224,11 @@ func TestLoadFallsBackPerPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var typed []string
-	for _, pkg := range p.Packages {
-		typed = append(typed, pkg.PkgPath)
-	}
-	slices.Sort(typed)
+	typed := typedPaths(p)
 	if want := []string{"example.com/mix/keep", "example.com/mix/ok"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v", typed, want)
 	}
-	fallback := map[string]string{}
-	for _, f := range p.Fallback {
-		fallback[f.Dir] = f.Reason
-	}
+	fallback := fallbackReasons(p)
 	for dir, want := range map[string]string{
 		"bad":  "cannot use",
 		"two":  "found packages",
@@ -448,11 +441,7 @@ func TestLoadIgnoresImportCommentLeavingTheTree(t *testing.T) {
 		entries, _ := os.ReadDir(target)
 		t.Errorf("the loader wrote outside its tree: %s holds %v (stat: %v)", target, entries, err)
 	}
-	var typed []string
-	for _, pkg := range p.Packages {
-		typed = append(typed, pkg.PkgPath)
-	}
-	slices.Sort(typed)
+	typed := typedPaths(p)
 	if want := []string{"quorum.invalid/repository", "quorum.invalid/repository/sub"}; !slices.Equal(typed, want) || len(p.Fallback) != 0 {
 		t.Fatalf("type-checked %v, fallback %+v; want %v", typed, p.Fallback, want)
 	}
@@ -510,10 +499,7 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("load took %s", d)
 	}
-	fallback := map[string]string{}
-	for _, f := range p.Fallback {
-		fallback[f.Dir] = f.Reason
-	}
+	fallback := fallbackReasons(p)
 	for _, dir := range []string{"b", "c"} {
 		if !strings.Contains(fallback[dir], "expands to more than") {
 			t.Errorf("fallback of %s = %q, want it to say its types expand too far", dir, fallback[dir])
@@ -522,11 +508,7 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 			t.Errorf("%s/%s.go not analysed syntax-only", dir, dir)
 		}
 	}
-	var typed []string
-	for _, pkg := range p.Packages {
-		typed = append(typed, pkg.PkgPath)
-	}
-	slices.Sort(typed)
+	typed := typedPaths(p)
 	if want := []string{"example.com/split/a", "example.com/split/ok"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v", typed, want)
 	}
@@ -534,4 +516,25 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	if err != nil || len(left) > 0 {
 		t.Errorf("left behind: %v (%v)", left, err)
 	}
+}
+
+// typedPaths returns the import paths of a program's type-checked
+// packages, sorted.
+func typedPaths(p *goanalysis.Program) []string {
+	var typed []string
+	for _, pkg := range p.Packages {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	return typed
+}
+
+// fallbackReasons returns why each package analysed syntax-only was, by
+// directory.
+func fallbackReasons(p *goanalysis.Program) map[string]string {
+	fallback := map[string]string{}
+	for _, f := range p.Fallback {
+		fallback[f.Dir] = f.Reason
+	}
+	return fallback
 }
