@@ -98,6 +98,9 @@ type Loader struct {
 	env       []string
 	goVersion string
 	envErr    error
+	// packagesLoad is packages.Load; tests put a type checker that does
+	// not end in its place.
+	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
 }
 
 // RegisterPartly names stand-in, an analyzer that needs no SSA or IR, to
@@ -120,7 +123,7 @@ const keep = 2
 
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
-	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}}
+	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}, packagesLoad: packages.Load}
 }
 
 // Register adds analyzers that every load runs, once, in one pass of the
@@ -509,7 +512,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			return f, err
 		},
 	}
-	pkgs, err := packages.Load(cfg, g.patterns...)
+	pkgs, err := l.loadUntil(ctx, cfg, g.patterns)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
@@ -614,6 +617,29 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		}
 	}
 	return roots, broken, typeErrs, partial, nil
+}
+
+// loadUntil runs go/packages and returns when it is done or when ctx
+// ends, whichever comes first. go list stops with ctx, but the type
+// checker, in-process, does not: it is left to finish on its own, reading
+// a tree that loadSide then removes at once, instead of holding the
+// tree, and the review, until it ends, which may be never.
+func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns []string) ([]*packages.Package, error) {
+	type loaded struct {
+		pkgs []*packages.Package
+		err  error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		pkgs, err := l.packagesLoad(cfg, patterns...)
+		done <- loaded{pkgs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.pkgs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // environmentOnly reports whether an ill-typed package's own code is

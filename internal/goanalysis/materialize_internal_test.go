@@ -8,6 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/quorum-review/quorum/internal/change/changetest"
 )
 
 // The tree refuses any name that leaves it: "..", an absolute path, and,
@@ -72,5 +77,43 @@ func TestMaterializerRefusesPathsLeavingTheRepository(t *testing.T) {
 	}
 	if _, err := m.read(context.Background(), "a/../../x.go"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("read a/../../x.go: %v, want it refused", err)
+	}
+}
+
+// The type checker does not stop when loading runs out of time: the load
+// returns all the same, the change is reviewed syntax-only, and the
+// copied tree is gone though the type checker still runs.
+func TestLoadRemovesTreeWhileTypeCheckerRuns(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": "module example.com/slow\n\ngo 1.26\n", "a.go": "package slow\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.go": "package slow\n\nfunc F() {}\n"})
+	head := r.Commit("head")
+
+	l := NewLoader(Config{Timeout: 200 * time.Millisecond})
+	running, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	l.packagesLoad = func(*packages.Config, ...string) ([]*packages.Package, error) {
+		close(running)
+		<-release
+		return nil, errors.New("released")
+	}
+	p, err := l.Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-running:
+	default:
+		t.Fatal("the type checker never ran")
+	}
+	if p.SyntaxOnly != "loading took longer than 200ms" || len(p.Files) != 1 {
+		t.Errorf("SyntaxOnly = %q, %d files", p.SyntaxOnly, len(p.Files))
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "quorum-tree-*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("left behind while the type checker runs: %v (%v)", left, err)
 	}
 }
