@@ -538,3 +538,41 @@ func fallbackReasons(p *goanalysis.Program) map[string]string {
 	}
 	return fallback
 }
+
+// What the type checker is given is bounded in bytes: a package whose
+// files do not fit is analysed syntax-only, not type-checked with files
+// missing, and the review says the limit was reached.
+func TestLoadCapsTheBytesCopied(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/big"),
+		"big/b.go":   "package big\n",
+		"big/c.go":   "package big\n\nconst C = 1\n",
+		"small/s.go": "package small\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"big/b.go":   "package big\n\n// " + strings.Repeat("x", 5000) + "\nconst B = C\n",
+		"small/s.go": "package small\n\nfunc S() int { return 2 }\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysis.NewLoader(goanalysis.Config{MaxTreeBytes: 4096}).Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typed := typedPaths(p); !slices.Equal(typed, []string{"example.com/big/small"}) {
+		t.Errorf("type-checked %v, want small alone", typed)
+	}
+	const limit = "reached their limit of 4096 bytes"
+	if why := fallbackReasons(p)["big"]; !strings.Contains(why, limit) {
+		t.Errorf("fallback of big = %q, want it to say %q", why, limit)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], limit) {
+		t.Errorf("Notes = %q, want the limit said", p.Notes)
+	}
+	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{goanalysis.TypeCheck}, nil)
+	if err != nil || len(ds) != 0 {
+		t.Errorf("type errors %v (%v): a package missing files was type-checked", ds, err)
+	}
+}

@@ -59,8 +59,15 @@ type materializer struct {
 	// a go.mod may not exceed.
 	goVersion string
 	head      map[string][]byte
-	// notes are what was changed in a copied go.mod, and why.
+	// notes are what was changed in a copied go.mod, and why, and the
+	// limit the copy reached.
 	notes []string
+	// maxBytes bounds the bytes copied, bytes counts them; cut holds the
+	// directories some file of which could not be copied (too large, or
+	// past the limits of the copy), with why.
+	maxBytes int64
+	bytes    int64
+	cut      map[string]string
 	// imports maps, for each copied package's directory, the import
 	// paths of its files that resolve in the tree to their directories:
 	// the guard against explosive types follows them.
@@ -126,7 +133,7 @@ type Skip struct {
 }
 
 func newMaterializer(c *change.Change, s side, t tree, goVersion string) *materializer {
-	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}, imports: map[string]map[string]string{}}
+	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}, imports: map[string]map[string]string{}, cut: map[string]string{}}
 	for _, p := range s.files {
 		if why := badPath(p); why != "" {
 			m.skipped = append(m.skipped, Skip{Path: p, Reason: why})
@@ -167,12 +174,27 @@ func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("%q: %w", p, fs.ErrNotExist)
 	}
 	b, err := m.c.ReadFileAt(ctx, m.rev, p)
+	if errors.Is(err, change.ErrTooLarge) {
+		m.cut[path.Dir(p)] = fmt.Sprintf("its file %s is too large to read", p)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(m.head) >= maxPackageFiles {
-		return nil, fmt.Errorf("more than %d files to copy: %w", maxPackageFiles, change.ErrTooLarge)
+	limit := ""
+	switch {
+	case len(m.head) >= maxPackageFiles:
+		limit = fmt.Sprintf("the files copied for the review reached their limit of %d", maxPackageFiles)
+	case m.maxBytes > 0 && m.bytes+int64(len(b)) > m.maxBytes:
+		limit = fmt.Sprintf("the files copied for the review reached their limit of %d bytes", m.maxBytes)
 	}
+	if limit != "" {
+		if !slices.Contains(m.notes, limit) {
+			m.notes = append(m.notes, limit)
+		}
+		m.cut[path.Dir(p)] = "not all its files could be copied: " + limit
+		return nil, fmt.Errorf("%s: %w", limit, change.ErrTooLarge)
+	}
+	m.bytes += int64(len(b))
 	if path.Base(p) == "go.mod" {
 		b = m.sanitizeGoMod(path.Dir(p), b)
 	}
@@ -457,6 +479,20 @@ func (m *materializer) explosive() map[string]string {
 		}
 	}
 	return explosive(byDir, m.imports)
+}
+
+// unloadable returns the directories of copied packages that must not be
+// type-checked, with why: their types are explosive, or some of their
+// files could not be copied, and a package missing files would report
+// errors its code does not have.
+func (m *materializer) unloadable() map[string]string {
+	out := m.explosive()
+	for d, why := range m.cut {
+		if _, ok := out[d]; !ok {
+			out[d] = why
+		}
+	}
+	return out
 }
 
 // remove deletes the copied Go files of dir from the tree (they stay
