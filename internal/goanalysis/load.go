@@ -25,6 +25,7 @@
 package goanalysis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,13 @@ const DefaultTimeout = 2 * time.Minute
 // one change, so a huge repository cannot fill the disk.
 const maxPackageFiles = 5000
 
+// DefaultMaxTreeBytes bounds how many bytes of files are copied out of the
+// tree for one change, and so what the type checker, in-process, is
+// given: its memory grows with the source it checks, a few tens of times
+// its size. Real changes stay far below (5000 files of 25 KiB are 125 MiB);
+// a pull request of files inflated to the reader's limit does not.
+const DefaultMaxTreeBytes = 128 << 20
+
 // Config says how packages are loaded. The zero value is offline and uses
 // the service user's module cache.
 type Config struct {
@@ -80,6 +88,10 @@ type Config struct {
 	// type checking); past it the change is reviewed syntax-only.
 	// DefaultTimeout when 0.
 	Timeout time.Duration
+	// MaxTreeBytes bounds the bytes of files copied for one change;
+	// packages whose files do not fit are analysed syntax-only, and the
+	// review says so. DefaultMaxTreeBytes when 0.
+	MaxTreeBytes int64
 }
 
 // Loader loads the changed Go packages of a change, once per change however
@@ -98,6 +110,9 @@ type Loader struct {
 	env       []string
 	goVersion string
 	envErr    error
+	// packagesLoad is packages.Load; tests put a type checker that does
+	// not end in its place.
+	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
 }
 
 // RegisterPartly names stand-in, an analyzer that needs no SSA or IR, to
@@ -120,7 +135,7 @@ const keep = 2
 
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
-	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}}
+	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}, packagesLoad: packages.Load}
 }
 
 // Register adds analyzers that every load runs, once, in one pass of the
@@ -299,22 +314,27 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	t := tree{dir: "."}
+	if t.root, err = os.OpenRoot(tmp); err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+	defer t.root.Close()
 
 	// A tree without go.mod (GOPATH-era code) is loaded in GOPATH mode,
 	// copied to where its import path says, with its vendored packages.
-	root := tmp
 	importPath := gopathImportPath(ctx, c, s)
 	if importPath != "" {
-		gopath := filepath.Join(tmp, "gopath")
-		root = filepath.Join(gopath, "src", filepath.FromSlash(importPath))
-		if err := os.MkdirAll(root, 0o700); err != nil {
+		t.dir = path.Join("gopath/src", importPath)
+		if err := t.root.MkdirAll(t.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("load go packages: %w", err)
 		}
-		env = gopathEnvironment(env, gopath, root)
+		env = gopathEnvironment(env, filepath.Join(tmp, "gopath"), t.path())
 	}
+	root := t.path()
 
-	m := newMaterializer(c, s, root, goVersion)
+	m := newMaterializer(c, s, t, goVersion)
 	m.importPath = importPath
+	m.maxBytes = cmp.Or(l.cfg.MaxTreeBytes, DefaultMaxTreeBytes)
 	groups, noModule, err := l.materialize(ctx, m)
 	if err != nil {
 		return nil, err
@@ -332,10 +352,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		broken[d] = "no go.mod above " + d
 	}
 
-	for d, why := range m.explosive() {
+	for d, why := range m.unloadable() {
 		// The type checker cannot be stopped once it is given such a
-		// package: its files leave the copied tree (a package importing
-		// it then fails to load, alone), and it is analysed syntax-only.
+		// package, nor be given a package with files missing: its files
+		// leave the copied tree (a package importing it then fails to
+		// load, alone), and it is analysed syntax-only.
 		if err := m.remove(d); err != nil {
 			return nil, err
 		}
@@ -505,7 +526,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			return f, err
 		},
 	}
-	pkgs, err := packages.Load(cfg, g.patterns...)
+	pkgs, err := l.loadUntil(ctx, cfg, g.patterns)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
@@ -610,6 +631,29 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		}
 	}
 	return roots, broken, typeErrs, partial, nil
+}
+
+// loadUntil runs go/packages and returns when it is done or when ctx
+// ends, whichever comes first. go list stops with ctx, but the type
+// checker, in-process, does not: it is left to finish on its own, reading
+// a tree that loadSide then removes at once, instead of holding the
+// tree, and the review, until it ends, which may be never.
+func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns []string) ([]*packages.Package, error) {
+	type loaded struct {
+		pkgs []*packages.Package
+		err  error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		pkgs, err := l.packagesLoad(cfg, patterns...)
+		done <- loaded{pkgs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.pkgs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // environmentOnly reports whether an ill-typed package's own code is

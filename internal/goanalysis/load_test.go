@@ -224,18 +224,11 @@ func TestLoadFallsBackPerPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var typed []string
-	for _, pkg := range p.Packages {
-		typed = append(typed, pkg.PkgPath)
-	}
-	slices.Sort(typed)
+	typed := typedPaths(p)
 	if want := []string{"example.com/mix/keep", "example.com/mix/ok"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v", typed, want)
 	}
-	fallback := map[string]string{}
-	for _, f := range p.Fallback {
-		fallback[f.Dir] = f.Reason
-	}
+	fallback := fallbackReasons(p)
 	for dir, want := range map[string]string{
 		"bad":  "cannot use",
 		"two":  "found packages",
@@ -419,5 +412,167 @@ func TestLoadResolvesMissingRequireFromModuleCache(t *testing.T) {
 	}
 	if len(p.Packages) != 1 || len(p.Fallback) != 0 || len(p.Partial) != 0 {
 		t.Fatalf("packages %d, partial %d, fallback %+v: golang.org/x/mod did not resolve from the module cache", len(p.Packages), len(p.Partial), p.Fallback)
+	}
+}
+
+// An import comment is the pull request's to write: one that climbs out
+// of the copied tree ("../../…/target") is not an import path, so the
+// tree is not copied there, and the package is still type-checked under
+// the fallback path.
+func TestLoadIgnoresImportCommentLeavingTheTree(t *testing.T) {
+	t.Parallel()
+	target := filepath.Join(t.TempDir(), "pwned")
+	// Past the file system's root, ".." stays there: enough of them reach
+	// "/" from wherever the temporary tree is.
+	traversal := strings.Repeat("../", 64) + strings.TrimPrefix(filepath.ToSlash(target), "/")
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"victim.txt": "secret\n", "x.go": "package x\n", "sub/s.go": "package sub\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"x.go":     "package x // import \"" + traversal + "\"\n\nimport _ \"embed\"\n\n//go:embed victim.txt\nvar S string\n",
+		"sub/s.go": "package sub /* import \"" + traversal + "/sub\" */\n\n// N is a number.\nconst N = 1\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(target)
+		t.Errorf("the loader wrote outside its tree: %s holds %v (stat: %v)", target, entries, err)
+	}
+	typed := typedPaths(p)
+	if want := []string{"quorum.invalid/repository", "quorum.invalid/repository/sub"}; !slices.Equal(typed, want) || len(p.Fallback) != 0 {
+		t.Fatalf("type-checked %v, fallback %+v; want %v", typed, p.Fallback, want)
+	}
+}
+
+// Nested generic types split over three packages, each small enough alone
+// (P0–P13 in a, P14–P27 in b, P28–P39 in c), are measured with what they
+// import from the tree: the review ends quickly, the packages are named as
+// analysed syntax-only, and the load leaves no copied tree behind.
+func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":  goanalysistest.GoMod("example.com/split"),
+		"a/a.go":  "package a\n",
+		"b/b.go":  "package b\n",
+		"c/c.go":  "package c\n",
+		"ok/o.go": "package ok\n",
+	})
+	base := r.Commit("base")
+	level := func(pkg, imp, qual string, from, to int) string {
+		lines := []string{"package " + pkg, ""}
+		if imp != "" {
+			lines = append(lines, "import "+imp, "")
+		}
+		for i := from; i < to; i++ {
+			prev := fmt.Sprintf("P%d[T]", i-1)
+			if i == from {
+				prev = qual + prev
+			}
+			if i == 0 {
+				lines = append(lines, "type P0[T any] struct{ v T }")
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("type P%d[T any] struct{ a, b %s }", i, prev))
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	r.Write(map[string]string{
+		"a/a.go": level("a", "", "", 0, 14),
+		"b/b.go": level("b", `"example.com/split/a"`, "a.", 14, 28),
+		// A dot import names b's types without a qualifier.
+		"c/c.go":  level("c", `. "example.com/split/b"`, "", 28, 40) + "var V P39[int]\n",
+		"ok/o.go": "package ok\n\nfunc O() int { return 2 }\n",
+	})
+	head := r.Commit("head")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	p, err := goanalysis.NewLoader(goanalysis.Config{Timeout: 30 * time.Second}).Load(ctx, r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("load took %s", d)
+	}
+	fallback := fallbackReasons(p)
+	for _, dir := range []string{"b", "c"} {
+		if !strings.Contains(fallback[dir], "expands to more than") {
+			t.Errorf("fallback of %s = %q, want it to say its types expand too far", dir, fallback[dir])
+		}
+		if p.FallbackReason(dir+"/"+dir+".go") == "" {
+			t.Errorf("%s/%s.go not analysed syntax-only", dir, dir)
+		}
+	}
+	typed := typedPaths(p)
+	if want := []string{"example.com/split/a", "example.com/split/ok"}; !slices.Equal(typed, want) {
+		t.Errorf("type-checked %v, want %v", typed, want)
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "quorum-tree-*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("left behind: %v (%v)", left, err)
+	}
+}
+
+// typedPaths returns the import paths of a program's type-checked
+// packages, sorted.
+func typedPaths(p *goanalysis.Program) []string {
+	var typed []string
+	for _, pkg := range p.Packages {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	return typed
+}
+
+// fallbackReasons returns why each package analysed syntax-only was, by
+// directory.
+func fallbackReasons(p *goanalysis.Program) map[string]string {
+	fallback := map[string]string{}
+	for _, f := range p.Fallback {
+		fallback[f.Dir] = f.Reason
+	}
+	return fallback
+}
+
+// What the type checker is given is bounded in bytes: a package whose
+// files do not fit is analysed syntax-only, not type-checked with files
+// missing, and the review says the limit was reached.
+func TestLoadCapsTheBytesCopied(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/big"),
+		"big/b.go":   "package big\n",
+		"big/c.go":   "package big\n\nconst C = 1\n",
+		"small/s.go": "package small\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"big/b.go":   "package big\n\n// " + strings.Repeat("x", 5000) + "\nconst B = C\n",
+		"small/s.go": "package small\n\nfunc S() int { return 2 }\n",
+	})
+	head := r.Commit("head")
+	p, err := goanalysis.NewLoader(goanalysis.Config{MaxTreeBytes: 4096}).Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typed := typedPaths(p); !slices.Equal(typed, []string{"example.com/big/small"}) {
+		t.Errorf("type-checked %v, want small alone", typed)
+	}
+	const limit = "reached their limit of 4096 bytes"
+	if why := fallbackReasons(p)["big"]; !strings.Contains(why, limit) {
+		t.Errorf("fallback of big = %q, want it to say %q", why, limit)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], limit) {
+		t.Errorf("Notes = %q, want the limit said", p.Notes)
+	}
+	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{goanalysis.TypeCheck}, nil)
+	if err != nil || len(ds) != 0 {
+		t.Errorf("type errors %v (%v): a package missing files was type-checked", ds, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -43,10 +44,12 @@ func headSide(c *change.Change) side {
 	return s
 }
 
-// materializer copies files of one revision of the tree into root.
+// materializer copies files of one revision of the repository into a
+// tree, whose repository root is the directory root.
 type materializer struct {
 	c    *change.Change
 	rev  string
+	tree tree
 	root string
 	// files are the changed Go files of this revision (repository paths)
 	// that can be analysed; skipped are those that cannot, and why.
@@ -56,12 +59,70 @@ type materializer struct {
 	// a go.mod may not exceed.
 	goVersion string
 	head      map[string][]byte
-	// notes are what was changed in a copied go.mod, and why.
+	// notes are what was changed in a copied go.mod, and why, and the
+	// limit the copy reached.
 	notes []string
+	// maxBytes bounds the bytes copied, bytes counts them; cut holds the
+	// directories some file of which could not be copied (too large, or
+	// past the limits of the copy), with why.
+	maxBytes int64
+	bytes    int64
+	cut      map[string]string
+	// imports maps, for each copied package's directory, the import
+	// paths of its files that resolve in the tree to their directories:
+	// the guard against explosive types follows them.
+	imports map[string]map[string]string
 	// importPath is, for a tree loaded in GOPATH mode (no go.mod), the
 	// import path of its root: the tree stands for that path's
 	// directory, and vendored packages are copied as they are imported.
 	importPath string
+}
+
+// tree is the temporary directory a revision is copied to. Every write
+// into it goes through os.Root, which refuses a name that resolves outside
+// the directory (through "..", as an absolute path or by a symbolic link):
+// a repository path or an import path that slipped past validation still
+// cannot leave the tree.
+type tree struct {
+	root *os.Root
+	// dir is the repository's root in the tree: "." or, in GOPATH mode,
+	// gopath/src/<import path>.
+	dir string
+}
+
+// path returns the directory of the repository's root on disk.
+func (t tree) path() string {
+	return filepath.Join(t.root.Name(), filepath.FromSlash(t.dir))
+}
+
+// name returns the name in the tree of a repository path, as written:
+// not cleaned, so that os.Root sees a "..", and refuses it, where it is.
+func (t tree) name(p string) string {
+	if t.dir == "." {
+		return p
+	}
+	return t.dir + "/" + p
+}
+
+// write copies a file of the repository, at repository path p, into the
+// tree, with the directories above it.
+func (t tree) write(p string, b []byte) error {
+	if !fs.ValidPath(p) {
+		return fmt.Errorf("copy %q: not a path inside the repository", p)
+	}
+	name := t.name(p)
+	if d := path.Dir(name); d != "." {
+		if err := t.root.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return t.root.WriteFile(name, b, 0o600)
+}
+
+// remove deletes the copy of a file of the repository, at repository path
+// p, from the tree.
+func (t tree) remove(p string) error {
+	return t.root.Remove(t.name(p))
 }
 
 // Skip is a changed Go file, or a package, that was not analysed at all,
@@ -71,8 +132,8 @@ type Skip struct {
 	Reason string
 }
 
-func newMaterializer(c *change.Change, s side, root, goVersion string) *materializer {
-	m := &materializer{c: c, rev: s.rev, root: root, goVersion: goVersion, head: map[string][]byte{}}
+func newMaterializer(c *change.Change, s side, t tree, goVersion string) *materializer {
+	m := &materializer{c: c, rev: s.rev, tree: t, root: t.path(), goVersion: goVersion, head: map[string][]byte{}, imports: map[string]map[string]string{}, cut: map[string]string{}}
 	for _, p := range s.files {
 		if why := badPath(p); why != "" {
 			m.skipped = append(m.skipped, Skip{Path: p, Reason: why})
@@ -83,11 +144,16 @@ func newMaterializer(c *change.Change, s side, root, goVersion string) *material
 	return m
 }
 
-// badPath says why the go command cannot take a file by this name (a
-// newline or another control character, invalid UTF-8, a quote), or "".
+// badPath says why a repository path cannot be copied: it is not a clean
+// relative path inside the repository (a/../../x, /etc/x), or the go
+// command cannot take a file by this name (a newline or another control
+// character, invalid UTF-8, a quote); "" when it can.
 func badPath(p string) string {
 	if !utf8.ValidString(p) {
 		return "its name is not valid UTF-8"
+	}
+	if !fs.ValidPath(p) {
+		return "its path is not a clean path inside the repository"
 	}
 	for _, r := range p {
 		if unicode.IsControl(r) {
@@ -108,20 +174,35 @@ func (m *materializer) read(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("%q: %w", p, fs.ErrNotExist)
 	}
 	b, err := m.c.ReadFileAt(ctx, m.rev, p)
+	if errors.Is(err, change.ErrTooLarge) {
+		m.cut[path.Dir(p)] = fmt.Sprintf("its file %s is too large to read", p)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(m.head) >= maxPackageFiles {
-		return nil, fmt.Errorf("more than %d files to copy: %w", maxPackageFiles, change.ErrTooLarge)
+	limit := ""
+	switch {
+	case len(m.head) >= maxPackageFiles:
+		limit = fmt.Sprintf("the files copied for the review reached their limit of %d", maxPackageFiles)
+	case m.maxBytes > 0 && m.bytes+int64(len(b)) > m.maxBytes:
+		limit = fmt.Sprintf("the files copied for the review reached their limit of %d bytes", m.maxBytes)
 	}
+	if limit != "" {
+		if !slices.Contains(m.notes, limit) {
+			m.notes = append(m.notes, limit)
+		}
+		m.cut[path.Dir(p)] = "not all its files could be copied: " + limit
+		return nil, fmt.Errorf("%s: %w", limit, change.ErrTooLarge)
+	}
+	m.bytes += int64(len(b))
 	if path.Base(p) == "go.mod" {
 		b = m.sanitizeGoMod(path.Dir(p), b)
 	}
-	full := filepath.Join(m.root, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
-		return nil, err
+	disk := b
+	if m.importPath != "" && strings.HasSuffix(p, ".go") {
+		disk = withoutInvalidImportComment(p, b)
 	}
-	if err := os.WriteFile(full, b, 0o600); err != nil {
+	if err := m.tree.write(p, disk); err != nil {
 		return nil, err
 	}
 	m.head[p] = b
@@ -313,7 +394,7 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 			}
 			for _, imp := range f.Imports {
 				ip, err := strconv.Unquote(imp.Path.Value)
-				if err != nil {
+				if err != nil || !validImportPath(ip) {
 					continue
 				}
 				var rel string
@@ -327,6 +408,10 @@ func (l *Loader) materialize(ctx context.Context, m *materializer) (groups []gro
 				default:
 					continue
 				}
+				if m.imports[d] == nil {
+					m.imports[d] = map[string]string{}
+				}
+				m.imports[d][ip] = rel
 				if !seen[rel] {
 					seen[rel] = true
 					queue = append(queue, rel)
@@ -379,7 +464,9 @@ func skipDir(dir string) bool {
 }
 
 // explosive returns the directories of the copied Go files whose types are
-// too large to type-check (see explosive), with why.
+// too large to type-check (see explosive), with why. A type is measured
+// through the declarations of the copied packages it imports too: nested
+// types split over packages add up as they would in the type checker.
 func (m *materializer) explosive() map[string]string {
 	byDir := map[string][]*ast.File{}
 	fset := token.NewFileSet()
@@ -391,9 +478,17 @@ func (m *materializer) explosive() map[string]string {
 			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], f)
 		}
 	}
-	out := map[string]string{}
-	for d, files := range byDir {
-		if why := explosive(files); why != "" {
+	return explosive(byDir, m.imports)
+}
+
+// unloadable returns the directories of copied packages that must not be
+// type-checked, with why: their types are explosive, or some of their
+// files could not be copied, and a package missing files would report
+// errors its code does not have.
+func (m *materializer) unloadable() map[string]string {
+	out := m.explosive()
+	for d, why := range m.cut {
+		if _, ok := out[d]; !ok {
 			out[d] = why
 		}
 	}
@@ -405,7 +500,7 @@ func (m *materializer) explosive() map[string]string {
 func (m *materializer) remove(dir string) error {
 	for p := range m.head {
 		if path.Dir(p) == dir && strings.HasSuffix(p, ".go") {
-			if err := os.Remove(filepath.Join(m.root, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := m.tree.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
@@ -509,6 +604,9 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 	}
 	best := ""
 	for root, n := range votes {
+		if !validImportPath(root) {
+			continue
+		}
 		if n > votes[best] || n == votes[best] && root < best {
 			best = root
 		}
@@ -516,28 +614,78 @@ func gopathImportPath(ctx context.Context, c *change.Change, s side) string {
 	if best == "" && c.Owner != "" && c.Repo != "" && c.Owner != "local" {
 		best = "github.com/" + c.Owner + "/" + c.Repo
 	}
-	if best == "" {
+	if !validImportPath(best) {
 		best = "quorum.invalid/repository"
 	}
 	return best
 }
 
+// validImportPath reports whether the go command would take ip as an
+// import path. Import paths the repository writes become directories of
+// the copied tree (GOPATH/src/<path>, vendor/<path>): one that is not valid
+// ("../../tmp/x", "/etc") is ignored, never joined into a path.
+func validImportPath(ip string) bool {
+	return module.CheckImportPath(ip) == nil
+}
+
 // canonicalImport returns a file's import comment (package x // import
-// "path"), or "".
+// "path"), or "" when it has none or names an invalid import path.
 func canonicalImport(f *ast.File) string {
+	if cm, ip := importComment(f); cm != nil && validImportPath(ip) {
+		return ip
+	}
+	return ""
+}
+
+// importComment returns a file's import comment, as the go command finds
+// it (// import "path" or /* import "path" */ after the package name), and
+// the path it names ("" when it does not parse); nil when there is none.
+func importComment(f *ast.File) (*ast.Comment, string) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
 			if cm.Slash < f.Name.End() {
 				continue
 			}
-			text, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(cm.Text, "//")), "import ")
-			if ok {
-				if ip, err := strconv.Unquote(strings.TrimSpace(text)); err == nil {
-					return ip
-				}
+			text := strings.TrimPrefix(cm.Text, "//")
+			if strings.HasPrefix(cm.Text, "/*") {
+				text = strings.TrimSuffix(strings.TrimPrefix(cm.Text, "/*"), "*/")
 			}
-			return ""
+			text, ok := strings.CutPrefix(strings.TrimSpace(text), "import ")
+			if !ok {
+				return nil, ""
+			}
+			ip, _ := strconv.Unquote(strings.TrimSpace(text))
+			return cm, ip
 		}
 	}
-	return ""
+	return nil, ""
+}
+
+// withoutInvalidImportComment returns a Go file's source with its import
+// comment blanked when the path it names is not valid: such a path is
+// never the one the tree is loaded under, and in GOPATH mode the go
+// command refuses a package whose import comment says otherwise. Only the
+// comment's text becomes spaces, so every position in the file holds.
+func withoutInvalidImportComment(name string, src []byte) []byte {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return src
+	}
+	cm, ip := importComment(f)
+	if cm == nil || validImportPath(ip) {
+		return src
+	}
+	tf := fset.File(cm.Pos())
+	start, end := tf.Offset(cm.Pos())+2, tf.Offset(cm.End())
+	if strings.HasPrefix(cm.Text, "/*") {
+		end -= 2
+	}
+	out := slices.Clone(src)
+	for i := start; i < end; i++ {
+		if out[i] != '\n' {
+			out[i] = ' '
+		}
+	}
+	return out
 }
