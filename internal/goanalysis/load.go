@@ -110,6 +110,9 @@ type Loader struct {
 	env       []string
 	goVersion string
 	envErr    error
+	// goPath, goRoot and modCache are the go command, its GOROOT and the
+	// module cache, which its sandbox shows it.
+	goPath, goRoot, modCache string
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
@@ -368,6 +371,13 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 			broken[d] = why
 		}
 	}
+
+	// The go command runs confined (confine.go).
+	env, release, err := l.confine(env, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+	defer release()
 
 	// The go command and the type checker get Timeout for all modules;
 	// past it the rest is reviewed with the syntax alone, while ctx lasts.
@@ -889,7 +899,7 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	goPath, err := exec.LookPath(goCmd)
+	goPath, err := lookGo(goCmd)
 	if err != nil {
 		return nil, "", fmt.Errorf("the go command: %w", err)
 	}
@@ -909,12 +919,12 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 			return nil, "", fmt.Errorf("go cache directory: %w", err)
 		}
 	}
-	out, err := exec.Command(goPath, "env", "GOVERSION", "GOMODCACHE").Output()
+	out, err := exec.Command(goPath, "env", "GOVERSION", "GOMODCACHE", "GOROOT").Output()
 	if err != nil {
 		return nil, "", fmt.Errorf("go env: %w", err)
 	}
 	goEnv := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(goEnv) != 2 {
+	if len(goEnv) != 3 {
 		return nil, "", fmt.Errorf("go env printed %q", out)
 	}
 	// "go1.26.8", or "devel …" for a toolchain built from source, whose
@@ -930,6 +940,10 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	if modCache == "" {
 		modCache = strings.TrimSpace(goEnv[1])
 	}
+	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
+	if err := installDispatcher(cacheDir, goPath); err != nil {
+		return nil, "", fmt.Errorf("the go command's sandbox: %w", err)
+	}
 	// Offline, the module cache is the proxy: an import no go.mod
 	// requires (a GOPATH-era tree's, say) resolves to the newest version
 	// the cache holds, and nothing is fetched.
@@ -942,8 +956,8 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 		sumdb = "sum.golang.org"
 	}
 	env := []string{
-		// go/packages runs "go" from PATH: the directory of the one chosen
-		// comes first.
+		// The go command's own PATH (go/packages starts it through the
+		// dispatcher on quorum's: confine.go).
 		"PATH=" + filepath.Dir(goPath) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + home,

@@ -510,7 +510,7 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	}
 	typed := typedPaths(p)
 	if want := []string{"example.com/split/a", "example.com/split/ok"}; !slices.Equal(typed, want) {
-		t.Errorf("type-checked %v, want %v", typed, want)
+		t.Errorf("type-checked %v, want %v (fallback %v)", typed, want, fallback)
 	}
 	left, err := filepath.Glob(filepath.Join(tmp, "quorum-tree-*"))
 	if err != nil || len(left) > 0 {

@@ -389,7 +389,9 @@ func argv(rep Report, s Spec, exe string) ([]string, []*os.File, error) {
 	if s.Network {
 		etc = append(etc[:len(etc):len(etc)], netFiles...)
 	}
-	out = append(out, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	// /tmp is its own, world-writable like a real one, and small: a tmpfs
+	// is memory.
+	out = append(out, "--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--size", strconv.FormatUint(s.Limits.FileSize, 10), "--tmpfs", "/tmp")
 	// The directories above a bound path are made 0755 inside (bubblewrap
 	// would copy the host's modes, and the program, as nobody, could not
 	// walk a 0700 temporary directory of root's to its own files).
