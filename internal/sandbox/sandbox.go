@@ -433,11 +433,15 @@ func argv(rep Report, s Spec, exe string) ([]string, []*os.File, error) {
 	// The program itself, when it lives outside what is shown (an
 	// analyzer installed under quorum's data directory).
 	ro := append([]string(nil), s.ReadOnly...)
-	if real, err := filepath.EvalSymlinks(exe); err == nil && !shown(real, ro) {
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return fail(err)
+	}
+	if !shown(real, ro) {
 		ro = append(ro, filepath.Dir(real))
 	}
-	if !shown(exe, ro) {
-		ro = append(ro, filepath.Dir(exe))
+	if dir := filepath.Dir(exe); !shown(exe, ro) && !isLink(dir) {
+		ro = append(ro, dir) // the link to it, where it is called by
 	}
 	for _, p := range ro {
 		if shown(p, nil) {
@@ -461,6 +465,12 @@ func argv(rep Report, s Spec, exe string) ([]string, []*os.File, error) {
 	}
 	out = append(out, exe)
 	return append(out, s.Args...), files, nil
+}
+
+// isLink reports whether p is a symbolic link (/bin on a merged /usr).
+func isLink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // shown reports whether p is under /usr or one of dirs.
