@@ -119,6 +119,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	if name == specialist.Security {
 		noteAdded(ctx, o.files, o.added)
 	}
+	noteRefused(ctx, name, rs)
 	for _, f := range o.files {
 		if f.why == "" {
 			specialist.Analysed(ctx, f.tool.Name, f.path)
@@ -325,7 +326,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 	var out []string
 	for _, id := range rs.Enable {
 		if code, ok := strings.CutPrefix(id, "oxlint:"); ok {
-			if r, known := lookup(id); known && !r.On {
+			if r, known := lookup(id); known && !r.On && refused(id) == "" {
 				out = append(out, code)
 			}
 		}
