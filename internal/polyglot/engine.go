@@ -117,7 +117,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		return nil, err
 	}
 	if name == specialist.Security {
-		noteAdded(ctx, o.files, o.added)
+		noteAdded(ctx, o.files, o.added, rs)
 	}
 	noteRefused(ctx, name, rs)
 	for _, f := range o.files {

@@ -288,23 +288,60 @@ func unfixed(d diag, ss []suppression) diag {
 }
 
 // tellAdded says in f's body which suppression the change added to hide
-// it.
+// it. The author meant to silence the report, so the analyzer's fix is
+// not suggested: the question is whether the suppression is deserved.
 func tellAdded(f *specialist.Finding, d diag, ss []suppression) {
 	s, ok := hiding(d, ss)
 	if !ok {
 		return
 	}
-	f.Body += fmt.Sprintf("\n\nThe change adds `%s` (line %d), which would hide this report. "+
-		"A pull request's own suppressions are not obeyed, so that it cannot switch off its own review; "+
-		"one that stands at the base is.", s.text, s.line)
+	f.SuggestedPatch = ""
+	f.Body = strings.Replace(f.Body, "\n\nSuggested fix: ", "\n\nThe analyzer's fix: ", 1)
+	f.Body += fmt.Sprintf("\n\nThe change adds `%s` (line %d) to silence this report. "+
+		"Suppressions a pull request adds are not obeyed, so that it cannot switch off its own review: "+
+		"confirm this one is deserved before merging (once merged it stands at the base, and is obeyed).", s.text, s.line)
 }
 
-// noteAdded tells the review which suppressions the change added and
-// that they were not obeyed.
-func noteAdded(ctx context.Context, files []fileRun, added map[string][]suppression) {
+// runs reports whether s names a rule that runs under rs (or every rule):
+// one that names only rules quorum does not run hides nothing.
+func (s suppression) runs(t *Tool, rs specialist.Rules) bool {
+	if len(s.codes) == 0 {
+		return true
+	}
+	for _, c := range s.codes {
+		if strings.EqualFold(c, "all") {
+			return true
+		}
+		if t != Oxlint {
+			id := t.Name + ":" + strings.ToUpper(c)
+			if r, ok := lookup(id); ok && on(rs, id, r) {
+				return true
+			}
+			continue
+		}
+		for id, r := range rules {
+			if strings.HasPrefix(id, "oxlint:") && lastPart(id) == lastPart(c) && on(rs, id, r) {
+				return true
+			}
+		}
+		for _, id := range rs.Enable {
+			if r, ok := lookup(id); ok && strings.HasPrefix(id, "oxlint:") && lastPart(id) == lastPart(c) && on(rs, id, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noteAdded tells the review which suppressions of rules that run the
+// change added, and that they were not obeyed.
+func noteAdded(ctx context.Context, files []fileRun, added map[string][]suppression, rs specialist.Rules) {
 	var where []string
 	for _, f := range files {
 		for _, s := range added[f.path] {
+			if !s.runs(f.tool, rs) {
+				continue
+			}
 			where = append(where, fmt.Sprintf("%s:%d `%s`", f.path, s.line, s.text))
 		}
 	}

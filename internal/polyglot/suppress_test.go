@@ -44,13 +44,13 @@ func testSuppressions(t *testing.T, tc suppressionCase) {
 		}
 		for _, f := range got[name] {
 			id := rulesOf([]specialist.Finding{f})[0]
-			if d, ok := tc.adds[id]; ok && !strings.Contains(f.Body, "The change adds `"+d+"`") {
-				t.Errorf("%s does not name the suppression the change added (%s):\n%s", id, d, f.Body)
+			if d, ok := tc.adds[id]; ok && (!strings.Contains(f.Body, "The change adds `"+d+"`") || f.SuggestedPatch != "") {
+				t.Errorf("%s does not name the suppression the change added (%s), or suggests the fix it silenced:\n%s", id, d, f.Body)
 			}
 		}
 	}
-	if len(tc.adds) > 0 && (len(notes) != 1 || !strings.Contains(notes[0], "not obeyed")) {
-		t.Errorf("notes %q, want one naming the suppressions the change added", notes)
+	if len(tc.adds) > 0 && (len(notes) != 1 || !strings.Contains(notes[0], "not obeyed") || strings.Contains(notes[0], "SC2034")) {
+		t.Errorf("notes %q, want one naming the suppressions the change added of rules that run", notes)
 	}
 }
 
@@ -107,12 +107,12 @@ func TestEngineDoesNotObeyShellSuppressionsTheChangeAdds(t *testing.T) {
 		},
 		head: map[string]string{
 			"old.sh":   "#!/bin/sh\n# shellcheck disable=SC2086\ndir=$1\necho \"$dir\"\nrm -rf $dir/cache\n",
-			"clean.sh": "#!/bin/sh\ndir=$1\necho \"$dir\"\n# shellcheck disable=SC2086\nrm -rf $dir/cache\n# shellcheck shell=sh disable=all\ncd $dir\n",
+			"clean.sh": "#!/bin/sh\n# shellcheck disable=SC2034\nunused=1\ndir=$1\necho \"$dir\"\n# shellcheck disable=SC2086\nrm -rf $dir/cache\n# shellcheck shell=sh disable=all\ncd $dir\n",
 		},
-		want: map[string][]string{specialist.Logic: {"shellcheck:SC2086 clean.sh:5", "shellcheck:SC2164 clean.sh:7"}},
+		want: map[string][]string{specialist.Logic: {"shellcheck:SC2086 clean.sh:7", "shellcheck:SC2164 clean.sh:9"}},
 		adds: map[string]string{
-			"shellcheck:SC2086 clean.sh:5": "# shellcheck disable=SC2086",
-			"shellcheck:SC2164 clean.sh:7": "# shellcheck shell=sh disable=all",
+			"shellcheck:SC2086 clean.sh:7": "# shellcheck disable=SC2086",
+			"shellcheck:SC2164 clean.sh:9": "# shellcheck shell=sh disable=all",
 		},
 	})
 }
