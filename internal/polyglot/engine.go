@@ -87,6 +87,9 @@ type outcome struct {
 	// twins counts the reports at base, by twinKey: a report on the
 	// same rule and the same line text is not new.
 	twins map[string]int
+	// added are the suppressions the change added, by path: blanked in
+	// the analyzers' copies (suppress.go).
+	added map[string][]suppression
 }
 
 type fileRun struct {
@@ -113,6 +116,10 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	if err != nil {
 		return nil, err
 	}
+	if name == specialist.Security {
+		noteAdded(ctx, o.files, o.added, rs)
+	}
+	noteRefused(ctx, name, rs)
 	for _, f := range o.files {
 		if f.why == "" {
 			specialist.Analysed(ctx, f.tool.Name, f.path)
@@ -164,7 +171,9 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		first[same] = len(fs)
-		fs = append(fs, e.finding(d, r, o.head[d.path]))
+		f := e.finding(unfixed(d, o.added[d.path]), r, o.head[d.path])
+		tellAdded(&f, d, o.added[d.path])
+		fs = append(fs, f)
 	}
 	for i, lines := range again {
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
@@ -317,7 +326,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 	var out []string
 	for _, id := range rs.Enable {
 		if code, ok := strings.CutPrefix(id, "oxlint:"); ok {
-			if r, known := lookup(id); known && !r.On {
+			if r, known := lookup(id); known && !r.On && refused(id) == "" {
 				out = append(out, code)
 			}
 		}
@@ -331,7 +340,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 // on a changed line of a file that existed at base, runs it on the base's
 // copies too, for the differential step.
 func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
-	o := &outcome{head: map[string][]byte{}, twins: map[string]int{}}
+	o := &outcome{head: map[string][]byte{}, twins: map[string]int{}, added: map[string][]suppression{}}
 	byTool := map[*Tool][]*change.File{}
 	for _, f := range c.Files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
@@ -369,6 +378,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			fr.why = e.found[t].Why()
 		default:
 			o.head[p] = b
+			o.added[p] = addedSuppressions(ctx, c, f, t, b)
 			byTool[t] = append(byTool[t], f)
 		}
 		o.files = append(o.files, fr)
@@ -400,7 +410,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		wg.Go(func() {
 			contents := map[string][]byte{}
 			for _, f := range r.files {
-				contents[f.NewPath] = o.head[f.NewPath]
+				contents[f.NewPath] = neutralised(o.head[f.NewPath], o.added[f.NewPath])
 			}
 			start := time.Now()
 			r.rep, r.err = e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)

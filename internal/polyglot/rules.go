@@ -1,6 +1,7 @@
 package polyglot
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -390,10 +391,48 @@ func lookup(id string) (Rule, bool) {
 }
 
 // on reports whether the rule with id runs under a repository's choice
-// (.quorum.yaml's rules): Disable wins over Enable and the default.
+// (.quorum.yaml's rules): Disable wins over Enable and the default, and a
+// refused rule never runs.
 func on(rs specialist.Rules, id string, r Rule) bool {
-	if slices.Contains(rs.Disable, id) {
+	if slices.Contains(rs.Disable, id) || refused(id) != "" {
 		return false
 	}
 	return r.On || slices.Contains(rs.Enable, id)
+}
+
+// fileLocalImportRules are the rules of oxlint's import plugin that decide
+// by the file alone. The others (named, namespace, default, export,
+// no-cycle, no-duplicates, no-self-import, no-named-as-default, …) resolve
+// what an import names and report on that file's content: an import of
+// "/etc/x.js" or "../../../x.js" would make their findings tell what
+// exists outside the change's files.
+var fileLocalImportRules = []string{
+	"consistent-type-specifier-style", "exports-last", "first", "group-exports", "max-dependencies",
+	"newline-after-import", "no-absolute-path", "no-amd", "no-anonymous-default-export", "no-commonjs",
+	"no-default-export", "no-dynamic-require", "no-empty-named-blocks", "no-mutable-exports",
+	"no-named-default", "no-named-export", "no-namespace", "no-nodejs-modules",
+	"no-relative-parent-imports", "no-unassigned-import", "no-webpack-loader-syntax",
+	"prefer-default-export", "unambiguous",
+}
+
+// refused says why quorum does not run the rule with id even where a
+// repository turns it on, or "".
+func refused(id string) string {
+	name, ok := strings.CutPrefix(id, "oxlint:import/")
+	if !ok || slices.Contains(fileLocalImportRules, name) {
+		return ""
+	}
+	return "it resolves the files an import names, wherever they are, and its findings would tell what exists outside the change's files"
+}
+
+// noteRefused tells the review which rules the repository turned on that
+// quorum refuses to run, each by the specialist it belongs to.
+func noteRefused(ctx context.Context, name string, rs specialist.Rules) {
+	for _, id := range rs.Enable {
+		if why := refused(id); why != "" && !slices.Contains(rs.Disable, id) {
+			if r, ok := lookup(id); ok && r.Specialist == name {
+				specialist.Note(ctx, ".quorum.yaml turns on %s, which quorum does not run: %s.", id, why)
+			}
+		}
+	}
 }
