@@ -20,6 +20,7 @@
 //	go run ./bench/review
 //	go run ./bench/review --runs 15 --seed 2 --keep
 //	go run ./bench/review --polyglot
+//	go run ./bench/review --against 1190139   # each run paired with one of quorum at that commit
 //	go run ./bench/review --repo ~/src/caddy --base v2.8.0 --head v2.8.1 --runs 3
 //
 // With --polyglot the change also edits a Python tool, a TypeScript module,
@@ -74,6 +75,8 @@ type config struct {
 	// analyzers is the analyzers' directory the runs are given (the
 	// runs' XDG_CACHE_HOME hides the default one).
 	analyzers string
+	// against is a git revision of quorum each run is paired with.
+	against string
 }
 
 func main() {
@@ -89,6 +92,7 @@ func main() {
 	flag.StringVar(&cfg.profile, "profile", "", "after the runs, review once more in this process, warm, in phases, and write CPU and heap profiles into this directory")
 	flag.BoolVar(&cfg.polyglot, "polyglot", false, "review a change in Go, Python, TypeScript, shell and a Dockerfile (about 500 changed lines); each run is paired with a baseline run without the analyzers of other languages")
 	flag.StringVar(&cfg.analyzers, "analyzers-dir", polyglot.DefaultDir(), "the analyzers of other languages, as quorum analyzers install made them")
+	flag.StringVar(&cfg.against, "against", "", "pair each run with a run of quorum built at this git revision (e.g. the commit before a change), and report the ratio")
 	flag.Parse()
 	if cfg.runs < 1 || cfg.cold < 0 || cfg.cold > cfg.runs {
 		fmt.Fprintln(os.Stderr, "review: want --runs ≥ 1 and 0 ≤ --cold ≤ --runs")
@@ -161,9 +165,15 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("go build ./cmd/quorum (run from the module's root): %w", err)
 	}
 	commit, _ := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
+	var againstBin string
+	if cfg.against != "" {
+		if againstBin, err = buildAt(ctx, cfg.against, tmp); err != nil {
+			return err
+		}
+	}
 
 	// The runs.
-	var results, baselines []result
+	var results, baselines, against []result
 	var cacheDir string
 	for i := range cfg.runs {
 		cold := i < cfg.cold
@@ -196,6 +206,14 @@ func run(ctx context.Context, cfg config) error {
 		}
 		res.cold = cold
 		results = append(results, res)
+		if againstBin != "" {
+			a, err := reviewOnce(ctx, cfg, againstBin, repoDir, baseSHA, headSHA, cacheDir, cfg.analyzers, filepath.Join(tmp, fmt.Sprintf("against-%d", i)))
+			if err != nil {
+				return fmt.Errorf("run %d of %s: %w", i+1, cfg.against, err)
+			}
+			a.cold = cold
+			against = append(against, a)
+		}
 		kind := "warm"
 		if cold {
 			kind = "cold"
@@ -213,10 +231,35 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.polyglot {
 		reportPolyglot(os.Stdout, results, baselines)
 	}
+	if againstBin != "" {
+		reportAgainst(os.Stdout, cfg.against, results, against)
+	}
 	if cfg.profile != "" {
 		return profileInProcess(ctx, os.Stdout, cfg.profile, repoDir, baseSHA, headSHA, cacheDir)
 	}
 	return nil
+}
+
+// buildAt builds quorum as it was at the git revision rev (git archive
+// into tmp) and returns the binary's path.
+func buildAt(ctx context.Context, rev, tmp string) (string, error) {
+	src := filepath.Join(tmp, "against-src")
+	if err := os.MkdirAll(src, 0o700); err != nil {
+		return "", err
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "sh", rev, src)
+	archive.Stderr = os.Stderr
+	if err := archive.Run(); err != nil {
+		return "", fmt.Errorf("git archive %s: %w", rev, err)
+	}
+	bin := filepath.Join(tmp, "quorum-against")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/quorum")
+	build.Dir = src
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("go build at %s: %w", rev, err)
+	}
+	return bin, nil
 }
 
 // commitRepo writes the base tree, commits it, writes the head tree and

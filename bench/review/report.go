@@ -184,30 +184,7 @@ func reportPolyglot(w io.Writer, results, baselines []result) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "With and without the analyzers of other languages (each run is paired with a baseline run just before it: same change, same cache state, no analyzers found, so its Python, TypeScript, shell and Dockerfile are not analysed); the ratio is the p50 of the pairs' ratios.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| runs | pairs | wall p50 | baseline wall p50 | ratio p50 | ratio max |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
-	for _, cold := range []bool{true, false} {
-		var rs, bs []result
-		var ratios []time.Duration // ×1000
-		for i := range results {
-			if results[i].cold != cold || i >= len(baselines) {
-				continue
-			}
-			rs, bs = append(rs, results[i]), append(bs, baselines[i])
-			ratios = append(ratios, time.Duration(float64(results[i].wall)/float64(baselines[i].wall)*1000))
-		}
-		if len(rs) == 0 {
-			continue
-		}
-		name := "warm"
-		if cold {
-			name = "cold"
-		}
-		walls := collect(rs, func(r result) time.Duration { return r.wall })
-		bwalls := collect(bs, func(r result) time.Duration { return r.wall })
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f× | %.2f× |\n", name, len(rs), dur(pct(walls, 50)), dur(pct(bwalls, 50)),
-			float64(pct(ratios, 50))/1000, float64(slices.Max(ratios))/1000)
-	}
+	pairTable(w, results, baselines)
 	var warm []result
 	for _, r := range results {
 		if !r.cold {
@@ -240,4 +217,42 @@ func reportPolyglot(w io.Writer, results, baselines []result) {
 			break
 		}
 	}
+}
+
+// pairTable prints the wall times of paired runs, cold and warm, and the
+// p50 and max of the pairs' ratios.
+func pairTable(w io.Writer, results, baselines []result) {
+	fmt.Fprintln(w, "| runs | pairs | wall p50 | baseline wall p50 | ratio p50 | ratio max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for _, cold := range []bool{true, false} {
+		var rs, bs []result
+		var ratios []time.Duration // ×1000
+		for i := range results {
+			if results[i].cold != cold || i >= len(baselines) {
+				continue
+			}
+			rs, bs = append(rs, results[i]), append(bs, baselines[i])
+			ratios = append(ratios, time.Duration(float64(results[i].wall)/float64(baselines[i].wall)*1000))
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		name := "warm"
+		if cold {
+			name = "cold"
+		}
+		walls := collect(rs, func(r result) time.Duration { return r.wall })
+		bwalls := collect(bs, func(r result) time.Duration { return r.wall })
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f× | %.2f× |\n", name, len(rs), dur(pct(walls, 50)), dur(pct(bwalls, 50)),
+			float64(pct(ratios, 50))/1000, float64(slices.Max(ratios))/1000)
+	}
+}
+
+// reportAgainst compares the runs with the paired runs of the binary
+// built at rev.
+func reportAgainst(w io.Writer, rev string, results, against []result) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Against %s (each run is paired with a run of quorum built at %s just after it: same change, same analyzers, same cache state); the ratio is the p50 of the pairs' ratios.\n", rev, rev)
+	fmt.Fprintln(w)
+	pairTable(w, results, against)
 }
