@@ -15,6 +15,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/polyglot"
+	"github.com/quorum-review/quorum/internal/sandbox"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
 
@@ -324,5 +325,47 @@ func TestEngineStopsAnAnalyzerThatHangs(t *testing.T) {
 	_, cov := review(t, e, r, base, head, specialist.Rules{})
 	if cv := cov["a.sh"]; cv.Analysed || !strings.Contains(cv.Reason, "did not finish within 300ms") {
 		t.Errorf("a.sh: %+v", cv)
+	}
+}
+
+// An analyzer that a file makes want more memory than its sandbox allows
+// is stopped, and the review says so for that file: the file is not
+// analysed, and why names the limit (issue 17 item 3). The analyzer here is
+// a stand-in for ruff that tries to allocate 1 GiB under a 256 MiB limit.
+func TestEngineSaysAnAnalyzerRanOutOfMemory(t *testing.T) {
+	dir, err := os.MkdirTemp("", "quorum-analyzers-oom-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := `#!/usr/bin/python3
+import sys
+if "--version" in sys.argv:
+    print("ruff ` + polyglot.Ruff.Version + `")
+    sys.exit(0)
+b = bytearray(1 << 30)
+print("[]")
+`
+	if err := os.WriteFile(filepath.Join(bin, "ruff"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer polyglot.SetLimitsForTest(sandbox.Limits{Memory: 256 << 20, CPU: 30 * time.Second, FileSize: 16 << 20, OpenFiles: 256, Processes: 256})()
+	e := polyglot.New(context.Background(), polyglot.Config{Dir: dir})
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"app.py": "x = 1\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app.py": "import os\nos.system(input())\n"})
+	head := r.Commit("head")
+	_, cov := review(t, e, r, base, head, specialist.Rules{})
+	got := cov["app.py"]
+	if got.Analysed || !strings.Contains(got.Reason, "memory") || !strings.Contains(got.Reason, "limits") {
+		t.Errorf("app.py: %+v; want it not analysed, the memory limit named", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"syscall"
 
 	"github.com/quorum-review/quorum/internal/sandbox"
@@ -95,8 +96,10 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 	case errors.As(err, &exit):
 		res.exit = exit.ExitCode()
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return res, fmt.Errorf("killed by %s: %w (memory %d MiB, CPU %s, files %d MiB)", ws.Signal(), sandbox.ErrLimit,
-				limits.Memory>>20, limits.CPU, limits.FileSize>>20)
+			return res, fmt.Errorf("killed by %s: %w (%s)", ws.Signal(), sandbox.ErrLimit, describeLimits())
+		}
+		if outOfMemory.MatchString(res.stderr) {
+			return res, fmt.Errorf("ran out of memory: %w (%s)", sandbox.ErrLimit, describeLimits())
 		}
 	case errors.Is(err, errTooMuchOutput):
 		return res, err
@@ -104,6 +107,14 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// outOfMemory is how the analyzers' runtimes say an allocation failed
+// (Python, Haskell's RTS, Rust's alloc, Node.js, libc).
+var outOfMemory = regexp.MustCompile(`MemoryError|out of memory|memory allocation of \d+ bytes failed|JavaScript heap out of memory|Cannot allocate memory`)
+
+func describeLimits() string {
+	return fmt.Sprintf("memory %d MiB, CPU %s, files %d MiB", limits.Memory>>20, limits.CPU, limits.FileSize>>20)
 }
 
 // limited passes on at most n bytes; past them it fails the write (and
