@@ -67,9 +67,8 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 	}
 	release := func() { os.RemoveAll(private) }
 	home := filepath.Join(private, "home")
-	cache := filepath.Join(private, "cache")
 	tmp := filepath.Join(private, "tmp")
-	for _, d := range []string{home, cache, tmp} {
+	for _, d := range []string{home, tmp} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			release()
 			return nil, nil, err
@@ -85,9 +84,12 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 		case strings.HasPrefix(kv, "XDG_CONFIG_HOME="):
 			kv = "XDG_CONFIG_HOME=" + home
 		case strings.HasPrefix(kv, "GOCACHE="):
-			// A build cache of its own: nothing it writes is read by
-			// another review.
-			kv = "GOCACHE=" + cache
+			// The sandbox's build cache, kept across loads: go list
+			// keeps its index of the standard library and the modules
+			// there, without which a load takes seconds more. Only
+			// sandboxed go commands write it, and nothing in it is ever
+			// run (docs/go-analysis.md, the threat model).
+			kv = "GOCACHE=" + l.sandboxCache
 		}
 		out = append(out, kv)
 	}
@@ -96,8 +98,8 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 		Exe:      l.goPath,
 		Env:      out,
 		ReadOnly: []string{l.goRoot},
-		Writable: []string{dir, home, cache, tmp},
-		Own:      []string{dir, home, cache, tmp},
+		Writable: []string{dir, home, tmp, l.sandboxCache},
+		Own:      []string{dir, home, tmp},
 		Network:  l.cfg.Network,
 	}
 	if _, err := os.Stat(l.modCache); err == nil {
@@ -108,7 +110,7 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 			spec.ReadOnly = append(spec.ReadOnly, l.modCache)
 		}
 	}
-	script, err := sandbox.Script(spec)
+	script, err := sandbox.Script(spec, private)
 	if err != nil {
 		release()
 		return nil, nil, fmt.Errorf("confine the go command: %w", err)

@@ -51,6 +51,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/memo"
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 // DefaultTimeout bounds loading the packages of one change; past it the
@@ -113,6 +114,8 @@ type Loader struct {
 	// goPath, goRoot and modCache are the go command, its GOROOT and the
 	// module cache, which its sandbox shows it.
 	goPath, goRoot, modCache string
+	// sandboxCache is the sandboxed go command's GOCACHE.
+	sandboxCache string
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
@@ -941,6 +944,15 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 		modCache = strings.TrimSpace(goEnv[1])
 	}
 	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
+	// The sandboxed go command's build cache, kept across loads (see
+	// confine.go).
+	l.sandboxCache = filepath.Join(cacheDir, "sandbox-build")
+	if err := os.MkdirAll(l.sandboxCache, 0o700); err != nil {
+		return nil, "", fmt.Errorf("go cache directory: %w", err)
+	}
+	if err := sandbox.Own(l.sandboxCache); err != nil {
+		return nil, "", fmt.Errorf("go cache directory: %w", err)
+	}
 	if err := installDispatcher(cacheDir, goPath); err != nil {
 		return nil, "", fmt.Errorf("the go command's sandbox: %w", err)
 	}

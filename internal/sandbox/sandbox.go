@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -114,6 +115,8 @@ type Report struct {
 	// Bubblewrap is the bwrap found, "" when none is.
 	Bubblewrap string
 	Layers     []Layer
+	// seccomp says bubblewrap loads the seccomp filter.
+	seccomp bool
 }
 
 // Namespaces reports whether programs run in namespaces of their own
@@ -164,6 +167,7 @@ const (
 	LayerUser       = "unprivileged user"
 	LayerLimits     = "resource limits"
 	LayerGroup      = "process group killed as a whole"
+	LayerSeccomp    = "seccomp filter (no new user namespace, mount, keyring, ptrace, bpf, perf or io_uring)"
 )
 
 // ErrLimit is a run ended by one of its limits (memory, CPU time, file
@@ -186,7 +190,11 @@ func Command(ctx context.Context, s Spec) (*exec.Cmd, func(), error) {
 	if err := own(s.Own); err != nil {
 		return nil, nil, err
 	}
-	argv, files, err := argv(rep, s, exe)
+	filter, err := seccompPipe(rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv, files, err := argv(rep, s, exe, filter)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,8 +216,11 @@ func Command(ctx context.Context, s Spec) (*exec.Cmd, func(), error) {
 // Script returns a shell script that runs s's program confined with the
 // arguments the script is given ("$@"): for a child that a library starts
 // by name from PATH (go/packages runs "go"). The script itself is not
-// confined; it opens the paths to bind and starts the sandbox.
-func Script(s Spec) (string, error) {
+// confined; it opens the paths to bind and starts the sandbox. dir is a
+// private directory of the caller's, for the files the script reads (the
+// seccomp filter); it must outlive the script's runs and not be shown to
+// the program.
+func Script(s Spec, dir string) (string, error) {
 	rep := Probe()
 	if s.Limits == (Limits{}) {
 		s.Limits = DefaultLimits
@@ -222,7 +233,17 @@ func Script(s Spec) (string, error) {
 	if err := own(s.Own); err != nil {
 		return "", err
 	}
-	argv, files, err := argv(rep, s, exe)
+	var filter *os.File
+	if prog := seccompProgram(); prog != nil && rep.seccomp {
+		p := filepath.Join(dir, "seccomp.bpf")
+		if err := os.WriteFile(p, prog, 0o600); err != nil {
+			return "", err
+		}
+		if filter, err = os.Open(p); err != nil {
+			return "", err
+		}
+	}
+	argv, files, err := argv(rep, s, exe, filter)
 	if err != nil {
 		return "", err
 	}
@@ -238,6 +259,28 @@ func Script(s Spec) (string, error) {
 	}
 	b.WriteString(" \"$@\"\n")
 	return b.String(), nil
+}
+
+// seccompPipe returns the read end of a pipe holding the seccomp filter,
+// or nil where bubblewrap does not load one.
+func seccompPipe(rep Report) (*os.File, error) {
+	prog := seccompProgram()
+	if prog == nil || !rep.seccomp || rep.Bubblewrap == "" {
+		return nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	// A few hundred bytes: within the pipe's buffer, so the write does
+	// not wait for bubblewrap to read.
+	_, err = w.Write(prog)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // quote quotes s for a POSIX shell.
@@ -261,6 +304,20 @@ func resolve(exe string, env []string) (string, error) {
 		}
 	}
 	return exec.LookPath(exe)
+}
+
+// Own gives dir, recursively, to the user confined programs run as,
+// unless it is theirs already: a directory kept across runs (a build
+// cache) that they write to.
+func Own(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == NobodyID {
+		return nil
+	}
+	return own([]string{dir})
 }
 
 // own gives dirs, recursively, to nobody when quorum is root and drops
@@ -325,9 +382,13 @@ var ErrUnavailable = errors.New("sandbox: a path to show does not exist")
 // argv builds the command line that runs exe confined as s says, and the
 // files to pass it as descriptors 3, 4, …: the paths it binds, opened by
 // quorum, so that bubblewrap, as nobody, need not be able to walk to them.
-func argv(rep Report, s Spec, exe string) ([]string, []*os.File, error) {
+func argv(rep Report, s Spec, exe string, filter *os.File) ([]string, []*os.File, error) {
 	var out []string
 	var files []*os.File
+	if filter != nil && rep.Bubblewrap == "" {
+		filter.Close()
+		filter = nil
+	}
 	fail := func(err error) ([]string, []*os.File, error) {
 		for _, f := range files {
 			f.Close()
@@ -455,6 +516,10 @@ func argv(rep Report, s Spec, exe string) ([]string, []*os.File, error) {
 		if err := bind("--bind-fd", p); err != nil {
 			return fail(err)
 		}
+	}
+	if filter != nil {
+		files = append(files, filter)
+		out = append(out, "--seccomp", strconv.Itoa(2+len(files)))
 	}
 	if s.Dir != "" {
 		out = append(out, "--chdir", s.Dir)

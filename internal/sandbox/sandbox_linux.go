@@ -49,6 +49,22 @@ func probe() Report {
 		}
 	}
 	rep.Layers = append(rep.Layers, ns)
+	filter := Layer{Name: LayerSeccomp}
+	switch {
+	case !ns.On:
+		filter.Why = "bubblewrap loads it, and does not run here"
+	case seccompProgram() == nil:
+		filter.Why = "no filter is written for this architecture"
+	default:
+		rep.seccomp = true
+		if err := try(rep); err != nil {
+			rep.seccomp = false
+			filter.Why = "the kernel refused it: " + err.Error()
+		} else {
+			filter.On = true
+		}
+	}
+	rep.Layers = append(rep.Layers, filter)
 	if !ns.On {
 		// Without bubblewrap, a network namespace of quorum's own.
 		net := Layer{Name: LayerNetwork}
@@ -70,7 +86,11 @@ func try(rep Report) error {
 		return err
 	}
 	s := Spec{Exe: exe, Limits: DefaultLimits, Env: []string{"PATH=/usr/bin:/bin"}}
-	args, files, err := argv(rep, s, exe)
+	filter, err := seccompPipe(rep)
+	if err != nil {
+		return err
+	}
+	args, files, err := argv(rep, s, exe, filter)
 	if err != nil {
 		return err
 	}
