@@ -411,10 +411,10 @@ func argv(rep Report, s Spec, exe string, filter *os.File) ([]string, []*os.File
 		out = append(append(append(out, prlimit), limitArgs(s.Limits)...), "--")
 	}
 	if rep.Bubblewrap == "" {
-		switch {
-		case root && setpriv != "":
-			out = append(out, drop...)
-		case setpriv != "":
+		// Without bubblewrap nothing is bound where nobody can reach
+		// it (root's analyzers, module cache): the program keeps
+		// quorum's user, and Probe says that layer is off.
+		if setpriv != "" {
 			out = append(out, setpriv, "--no-new-privs", "--")
 		}
 		return append(append(out, exe), s.Args...), nil, nil

@@ -75,6 +75,9 @@ func probe() Report {
 			rep.Layers[len(rep.Layers)-1].On = true
 		}
 	}
+	if os.Geteuid() == 0 && !ns.On && user.On {
+		user = Layer{Name: LayerUser, Why: "quorum runs as root, and without bubblewrap to show them, nobody could not reach root's analyzers and module cache"}
+	}
 	rep.Layers = append(rep.Layers, user, limits, Layer{Name: LayerGroup, On: true})
 	return rep
 }
