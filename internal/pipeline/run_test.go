@@ -381,14 +381,51 @@ func TestUnanalysedSourceIsNotApproved(t *testing.T) {
 		t.Errorf("summary does not open with what was not analysed:\n%s", res.Review.Summary)
 	}
 
-	// A failed specialist's word does not count; another's does.
+	// A failed specialist's word does not count; another's does. What
+	// the failed one would have found is not known: no approval.
 	res = Run(context.Background(), c, []specialist.Specialist{
 		fake{name: "logic", err: errors.New("down")},
 		fake{name: "security"},
 		fake{name: "tests", blind: true},
 	}, opts())
-	if res.Review.Verdict != review.VerdictApprove || strings.Contains(res.Review.Summary, "Not analysed") {
+	if res.Review.Verdict != review.VerdictComment || strings.Contains(res.Review.Summary, "Not analysed") {
 		t.Errorf("verdict %s, summary:\n%s", res.Review.Verdict, res.Review.Summary)
+	}
+}
+
+// A specialist that runs out of time keeps the review from approving,
+// whatever the others found: the summary says it did not finish.
+func TestUnfinishedSpecialistIsNotApproved(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	o := opts()
+	o.Timeout = 50 * time.Millisecond
+	o.Quorum = 1
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic"},
+		fake{name: "security", hang: true},
+	}, o)
+	if !res.Completed() {
+		t.Fatalf("not completed: %s", res.Review.Summary)
+	}
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment", res.Review.Verdict)
+	}
+	if want := "Did not finish: security (timed out after 50ms)"; !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	}
+}
+
+// A finding that spans a whole file has an excerpt of a few dozen lines,
+// not the file.
+func TestExcerptIsBounded(t *testing.T) {
+	lines := make([]string, 300_000)
+	for i := range lines {
+		lines[i] = "xx"
+	}
+	e := excerpt("big.py", lines, 2, 300_000)
+	if e.StartLine != 1 || e.EndLine != maxExcerptLines || len(e.Lines) != maxExcerptLines {
+		t.Errorf("excerpt spans %d–%d (%d lines), want 1–%d", e.StartLine, e.EndLine, len(e.Lines), maxExcerptLines)
 	}
 }
 

@@ -75,7 +75,7 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 		b.WriteString(l + "\n")
 	}
 	if failed := failures(res.Outcomes); len(failed) > 0 {
-		fmt.Fprintf(&b, "Did not finish: %s. The review went ahead with %d of %d specialists (quorum %d); it may miss what they would have found.\n",
+		fmt.Fprintf(&b, "Did not finish: %s. The review went ahead with %d of %d specialists (quorum %d); it may miss what they would have found, so it does not approve the change.\n",
 			strings.Join(failed, "; "), len(res.Review.SpecialistsSucceeded), len(res.Outcomes), res.Quorum)
 	}
 	if s.dropped.Capped > 0 {

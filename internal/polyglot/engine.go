@@ -82,8 +82,10 @@ type outcome struct {
 	files []fileRun
 	// diags are their reports at head on every known rule.
 	diags []diag
-	// head holds the changed files' contents at head.
-	head map[string][]byte
+	// head holds the changed files' contents at head, and lines their
+	// lines.
+	head  map[string][]byte
+	lines map[string]*lineIndex
 	// twins counts the reports at base, by twinKey: a report on the
 	// same rule and the same line text is not new.
 	twins map[string]int
@@ -128,12 +130,13 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	for k, n := range o.twins {
 		twins[k] = n
 	}
+	added := map[string][]int{}
 	var fs []specialist.Finding
 	said := map[string]bool{}
 	first, again := map[string]int{}, map[int][]int{}
 	for _, d := range o.diags {
 		r, ok := lookup(d.rule)
-		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], d) {
+		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], added, d) {
 			continue
 		}
 		if r.Category == specialist.CategorySecurity && strings.HasPrefix(d.rule, "ruff:") && pythonTest.MatchString(d.path) {
@@ -141,8 +144,8 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			// shell: test code does not ship.
 			continue
 		}
-		text := lineText(o.head[d.path], d.line)
-		if r.keep != nil && !r.keep(d.message, instruction(o.head[d.path], d)) {
+		text := o.lines[d.path].line(d.line)
+		if r.keep != nil && !r.keep(d.message, instruction(o.lines[d.path], d)) {
 			continue
 		}
 		if k := twinKey(d.rule, d.path, text); twins[k] > 0 {
@@ -198,17 +201,18 @@ func sameKind(rule string) string {
 var pythonTest = regexp.MustCompile(`(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$`)
 
 // changed reports whether a report lies on lines the change added or
-// modified.
-func changed(f *change.File, d diag) bool {
+// modified. added caches each file's added lines, so that a report
+// spanning the whole file costs no more than one on a line.
+func changed(f *change.File, added map[string][]int, d diag) bool {
 	if f == nil {
 		return false
 	}
-	for l := d.line; l <= max(d.endLine, d.line); l++ {
-		if f.Changed(l) {
-			return true
-		}
+	a, ok := added[f.Path()]
+	if !ok {
+		a = f.AddedLines()
+		added[f.Path()] = a
 	}
-	return false
+	return change.AnyIn(a, d.line, max(d.endLine, d.line))
 }
 
 // finding turns a report into a finding.
@@ -277,21 +281,11 @@ func toolNamed(name string) *Tool {
 	return nil
 }
 
-// lineText is line n (1-based) of b, without its newline.
-func lineText(b []byte, n int) string {
-	for i := 1; len(b) > 0; i++ {
-		l, rest, _ := bytes.Cut(b, []byte("\n"))
-		if i == n {
-			return string(l)
-		}
-		b = rest
-	}
-	return ""
-}
-
 // instruction is the text a rule's keep decides by: the report's lines,
 // and for a Dockerfile the rest of the instruction (its continued lines).
-func instruction(b []byte, d diag) string {
+// A report longer than maxInstructionLines is given by its first lines
+// and its last.
+func instruction(x *lineIndex, d diag) string {
 	end := max(d.endLine, d.line)
 	var parts []string
 	start := d.line
@@ -300,8 +294,11 @@ func instruction(b []byte, d diag) string {
 		// the line before: cur.execute(\n "…" % x).
 		start--
 	}
-	for n := start; n <= end+200; n++ {
-		t := lineText(b, n)
+	for n := start; n <= end+maxInstructionLines; n++ {
+		if n-start == maxInstructionLines && n < end {
+			n = end
+		}
+		t := x.line(n)
 		parts = append(parts, t)
 		if n >= end && !(strings.HasPrefix(d.rule, "hadolint:") && strings.HasSuffix(strings.TrimSpace(t), "\\")) {
 			break
@@ -331,7 +328,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 // on a changed line of a file that existed at base, runs it on the base's
 // copies too, for the differential step.
 func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
-	o := &outcome{head: map[string][]byte{}, twins: map[string]int{}}
+	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, twins: map[string]int{}}
 	byTool := map[*Tool][]*change.File{}
 	for _, f := range c.Files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
@@ -368,7 +365,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		case !e.found[t].Usable():
 			fr.why = e.found[t].Why()
 		default:
-			o.head[p] = b
+			o.head[p], o.lines[p] = b, indexLines(b)
 			byTool[t] = append(byTool[t], f)
 		}
 		o.files = append(o.files, fr)
@@ -443,6 +440,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		err     error
 	}
 	var bases []*baseRun
+	added := map[string][]int{}
 	for _, r := range runs {
 		if r.err != nil {
 			continue
@@ -454,7 +452,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			o.diags = append(o.diags, d)
 			f := files[d.path]
-			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, d) {
+			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, added, d) {
 				continue
 			}
 			if _, done := br.newPath[f.OldPath]; done || unsafeName(f.OldPath) != "" {
@@ -488,8 +486,12 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			// new; that is what the head says.
 			continue
 		}
+		base := map[string]*lineIndex{}
 		for _, d := range br.rep.diags {
-			o.twins[twinKey(d.rule, br.newPath[d.path], lineText(br.base[d.path], d.line))]++
+			if base[d.path] == nil {
+				base[d.path] = indexLines(br.base[d.path])
+			}
+			o.twins[twinKey(d.rule, br.newPath[d.path], base[d.path].line(d.line))]++
 		}
 	}
 	if e.ran != nil {
@@ -605,7 +607,13 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 		}
 		return report{}, err
 	}
-	read := func(p string) []byte { return contents[p] }
+	indexed := map[string]*lineIndex{}
+	read := func(p string) *lineIndex {
+		if indexed[p] == nil && contents[p] != nil {
+			indexed[p] = indexLines(contents[p])
+		}
+		return indexed[p]
+	}
 	var rep report
 	switch t {
 	case Ruff:
