@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,10 +18,31 @@ type gap struct {
 	path, reason string
 }
 
-// unanalysed returns the changed source files (present at head) that no
-// engine of a specialist that succeeded said it analysed, each with the
-// reasons the engines gave, or that no engine covers its language.
-func unanalysed(c *change.Change, outcomes []Outcome) []gap {
+// sourceLanguages returns the language of each changed file present at
+// head that is source code: by its name, or, for a name without an
+// extension, by the interpreter its first line names (lang.Detect).
+func sourceLanguages(ctx context.Context, c *change.Change) map[string]string {
+	out := map[string]string{}
+	for _, f := range c.Files {
+		if f.Status == change.StatusDeleted || f.NewPath == "" {
+			continue
+		}
+		l := lang.Detect(f.NewPath, func() []byte {
+			b, _ := c.ReadFile(ctx, f.NewPath)
+			return b
+		})
+		if l != "" {
+			out[f.NewPath] = l
+		}
+	}
+	return out
+}
+
+// unanalysed returns the changed source files (present at head, langs
+// says of which language) that no engine of a specialist that succeeded
+// said it analysed, each with the reasons the engines gave, or that no
+// engine covers its language.
+func unanalysed(c *change.Change, langs map[string]string, outcomes []Outcome) []gap {
 	analysed := map[string]bool{}
 	reasons := map[string][]string{}
 	for _, o := range outcomes {
@@ -40,7 +62,7 @@ func unanalysed(c *change.Change, outcomes []Outcome) []gap {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
-		l := lang.Of(f.NewPath)
+		l := langs[f.NewPath]
 		if l == "" || analysed[f.NewPath] {
 			continue
 		}
@@ -87,10 +109,10 @@ func gapText(gaps []gap) string {
 var engineNames = map[string]string{"go": "Go analyzers", "llm": "LLM"}
 
 // languagesText says, in one line, the languages of the change's source
-// files and which engines reviewed each: "Languages: Go (Go analyzers),
-// Python (ruff), shell (not analysed)." Empty when the change has no
-// source.
-func languagesText(c *change.Change, outcomes []Outcome) string {
+// files (langs) and which engines reviewed each: "Languages: Go (Go
+// analyzers), Python (ruff), shell (not analysed)." Empty when the change
+// has no source.
+func languagesText(c *change.Change, langs map[string]string, outcomes []Outcome) string {
 	engines := map[string][]string{}
 	for _, o := range outcomes {
 		if o.Err != nil {
@@ -108,10 +130,7 @@ func languagesText(c *change.Change, outcomes []Outcome) string {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
-		l := lang.Of(f.NewPath)
-		if l == "" && slices.Contains(engines[f.NewPath], "shellcheck") {
-			l = "shell" // a script known by its first line (rbenv's libexec)
-		}
+		l := langs[f.NewPath]
 		if l == "" {
 			continue
 		}

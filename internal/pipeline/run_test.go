@@ -453,15 +453,16 @@ func TestSummaryNamesTheEnginesOfEachLanguage(t *testing.T) {
 	}
 }
 
-// A script without an extension is known as shell by the engine that
-// checked it (rbenv's libexec/rbenv-exec).
+// A script without an extension is known by its first line (rbenv's
+// libexec/rbenv-exec is shell), and one no engine reviews is listed as not
+// analysed.
 func TestSummaryNamesAScriptWithoutExtension(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
 	r.Commit("base")
 	r.Git("checkout", "-q", "-b", "feature")
-	r.Write(map[string]string{"libexec/tool-exec": "#!/usr/bin/env bash\nexec \"$@\"\n"})
+	r.Write(map[string]string{"libexec/tool-exec": "#!/usr/bin/env bash\nexec \"$@\"\n", "bin/deploy": "#!/usr/bin/env ruby\nputs 1\n"})
 	r.Commit("feature")
 	c := prChange(t, r, "main", "feature")
 	res := Run(context.Background(), c, []specialist.Specialist{
@@ -470,8 +471,13 @@ func TestSummaryNamesAScriptWithoutExtension(t *testing.T) {
 			return nil
 		}},
 	}, opts())
-	if want := "Languages: shell (shellcheck)."; !strings.Contains(res.Review.Summary, want) {
-		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	for _, want := range []string{"Languages: Ruby (not analysed), shell (shellcheck).", "- bin/deploy: no engine reviews Ruby"} {
+		if !strings.Contains(res.Review.Summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+		}
+	}
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment: the Ruby script was not analysed", res.Review.Verdict)
 	}
 }
 

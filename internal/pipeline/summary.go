@@ -71,7 +71,7 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 		}
 	}
 	fmt.Fprintf(&b, "Findings by specialist: %s.\n", strings.Join(parts, ", "))
-	if l := languagesText(reviewed, res.Outcomes); l != "" {
+	if l := languagesText(reviewed, s.langs, res.Outcomes); l != "" {
 		b.WriteString(l + "\n")
 	}
 	if failed := failures(res.Outcomes); len(failed) > 0 {

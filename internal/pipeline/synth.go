@@ -28,6 +28,8 @@ type synthesis struct {
 	verdict string
 	// gaps are the changed source files no engine analysed.
 	gaps []gap
+	// langs are the languages of the changed source files, by path.
+	langs map[string]string
 	// causes says, by finding id, what in the change caused a finding
 	// off its added lines.
 	causes   map[string]string
@@ -170,7 +172,8 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 	// Source that was not analysed is never approved, nor a change a
 	// specialist did not finish reviewing: what it would have found is
 	// not known.
-	s.gaps = unanalysed(c, outcomes)
+	s.langs = sourceLanguages(ctx, c)
+	s.gaps = unanalysed(c, s.langs, outcomes)
 	if (len(s.gaps) > 0 || len(failures(outcomes)) > 0) && s.verdict == review.VerdictApprove {
 		s.verdict = review.VerdictComment
 	}

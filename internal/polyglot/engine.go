@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/lang"
 	"github.com/quorum-review/quorum/internal/memo"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/udiff"
@@ -343,7 +344,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			return content
 		}
-		t := toolFor(p, func() []byte { b := read(); return b[:min(len(b), 128)] })
+		t := toolOf(lang.Detect(p, read))
 		if t == nil {
 			continue
 		}
@@ -360,7 +361,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			fr.why = fmt.Sprintf("it is larger than %d MiB", maxFile>>20)
 		case bytes.IndexByte(b, 0) >= 0:
 			fr.why = "it holds NUL bytes"
-		case t == Shellcheck && path.Ext(p) == ".zsh":
+		case t == Shellcheck && zsh(p):
 			fr.why = "shellcheck does not check zsh scripts"
 		case !e.found[t].Usable():
 			fr.why = e.found[t].Why()

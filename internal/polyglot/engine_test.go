@@ -352,3 +352,35 @@ func TestEngineReportSpanningAHugeFileIsCheap(t *testing.T) {
 		t.Errorf("security findings %v, want S608 on line 2", g)
 	}
 }
+
+// Source known by its first line or by a name the docs list is given to
+// its analyzer: an extension-less Python or bash script (through env, with
+// flags, or from /usr/local), direnv's .envrc, an upper-case extension and
+// a *.Dockerfile of any case.
+func TestEngineAnalysesScriptsByShebangAndName(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"bin/py":         "#!/usr/bin/env python3\nimport os\nos.system(input())\n",
+		"bin/local":      "#!/usr/local/bin/bash\ndir=$1\ncd $dir\n",
+		"bin/env-s":      "#!/usr/bin/env -S bash\ndir=$1\ncd $dir\n",
+		".envrc":         "dir=$1\ncd $dir\n",
+		"x.PY":           "import os\nos.system(input())\n",
+		"app.Dockerfile": "FROM debian:12\nUSER root\n",
+	})
+	head := r.Commit("head")
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, tool := range map[string]string{"bin/py": "ruff", "bin/local": "shellcheck", "bin/env-s": "shellcheck", ".envrc": "shellcheck", "x.PY": "ruff", "app.Dockerfile": "hadolint"} {
+		if cv := cov[p]; !cv.Analysed || cv.Engine != tool {
+			t.Errorf("%s: coverage %+v, want analysed by %s", p, cv, tool)
+		}
+	}
+	all := append(rulesOf(got[specialist.Security]), rulesOf(got[specialist.Logic])...)
+	for _, want := range []string{"ruff:S605 bin/py:3", "shellcheck:SC2164 bin/local:3", "shellcheck:SC2164 bin/env-s:3", "shellcheck:SC2164 .envrc:2", "ruff:S605 x.PY:2", "hadolint:DL3002 app.Dockerfile:2"} {
+		if !slices.Contains(all, want) {
+			t.Errorf("no %s in %v", want, all)
+		}
+	}
+}
