@@ -23,7 +23,11 @@ type gap struct {
 // extension, by the interpreter its first line names (lang.Detect).
 func sourceLanguages(ctx context.Context, c *change.Change) map[string]string {
 	out := map[string]string{}
-	for _, f := range c.Files {
+	files := slices.Clone(c.Files)
+	for _, sk := range c.Skipped {
+		files = append(files, sk.File)
+	}
+	for _, f := range files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
@@ -41,8 +45,9 @@ func sourceLanguages(ctx context.Context, c *change.Change) map[string]string {
 // unanalysed returns the changed source files (present at head, langs
 // says of which language) that no engine of a specialist that succeeded
 // said it analysed, each with the reasons the engines gave, or that no
-// engine covers its language.
-func unanalysed(c *change.Change, langs map[string]string, outcomes []Outcome) []gap {
+// engine covers its language; and those skipped for their shape (binary,
+// generated, vendored, minified, a link), with why.
+func unanalysed(ctx context.Context, c *change.Change, langs map[string]string, outcomes []Outcome) []gap {
 	analysed := map[string]bool{}
 	reasons := map[string][]string{}
 	for _, o := range outcomes {
@@ -72,7 +77,41 @@ func unanalysed(c *change.Change, langs map[string]string, outcomes []Outcome) [
 		}
 		gaps = append(gaps, gap{path: f.NewPath, reason: why})
 	}
+	for _, sk := range c.Skipped {
+		f := sk.File
+		if f.Status == change.StatusDeleted || f.NewPath == "" || langs[f.NewPath] == "" {
+			continue
+		}
+		gaps = append(gaps, gap{path: f.NewPath, reason: skippedWhy(ctx, c, sk)})
+	}
 	return gaps
+}
+
+// skippedWhy says why a skipped source file was not analysed. A marker of
+// generated or vendored code on a new file is only the change's word: the
+// reason says so.
+func skippedWhy(ctx context.Context, c *change.Change, sk change.Skipped) string {
+	f := sk.File
+	switch sk.Reason {
+	case change.ReasonSymlink:
+		if to, err := c.ReadFile(ctx, f.NewPath); err == nil && len(to) > 0 && len(to) <= 200 && !strings.ContainsFunc(string(to), unicode.IsControl) {
+			return fmt.Sprintf("skipped: a symbolic link (to %s), not followed", to)
+		}
+		return "skipped: a symbolic link, not followed"
+	case change.ReasonSubmodule:
+		return "skipped: a submodule"
+	case change.ReasonBinary:
+		return "skipped as binary (git found a NUL byte in it)"
+	case change.ReasonGenerated:
+		if f.Status == change.StatusAdded {
+			return "skipped as generated, which only this change says (a new file)"
+		}
+	case change.ReasonVendored:
+		if f.Status == change.StatusAdded {
+			return "skipped as vendored (a new file in a vendored directory)"
+		}
+	}
+	return "skipped as " + strings.ReplaceAll(string(sk.Reason), "_", " ")
 }
 
 // gapText says what was not analysed, in a few lines: files grouped by

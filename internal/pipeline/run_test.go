@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -504,18 +506,14 @@ func TestSummary(t *testing.T) {
 	if len(res.Review.Findings) != 1 {
 		t.Errorf("%d findings, want 1: the excluded file's is dropped", len(res.Review.Findings))
 	}
-	for _, want := range []string{
-		"Reviewed 1 file (+8 −0) of " + c.HeadSHA[:12] + " against " + c.BaseSHA[:12],
+	summaryHas(t, res.Review.Summary,
+		"Reviewed 1 file (+8 −0) of "+c.HeadSHA[:12]+" against "+c.BaseSHA[:12],
 		"Changes requested: 1 finding at or above high severity",
 		"- high logic: SQL injection (app.go:10)",
 		"Not reviewed: 2 files (1 generated, 1 lock file)",
 		"Excluded by the repository's configuration: 1 file",
 		"- .quorum.yaml line 3: quorum: want a number",
-	} {
-		if !strings.Contains(res.Review.Summary, want) {
-			t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
-		}
-	}
+	)
 }
 
 // TestSpecialistNotes: what a specialist notes while it runs is in the
@@ -555,5 +553,64 @@ func TestSpecialistNotes(t *testing.T) {
 	}
 	if got := progressNotes["security"]; len(got) != 1 || !strings.HasPrefix(got[0], "the LLM engine failed") {
 		t.Errorf("progress notes %q", got)
+	}
+}
+
+// Source skipped for its shape is not analysed source: a NUL byte in a
+// comment (binary), a link Python imports, a generated marker on a new
+// file, vendored, third-party and built code, one long line. The summary
+// names each and why, and the review does not approve.
+func TestSkippedSourceIsNotApproved(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n", "impl.txt": "import os\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{
+		"run.sh":                "#!/bin/sh\n# \x00\neval \"$1\"\n",
+		"Dockerfile":            "FROM debian:12\n# \x00\nUSER root\n",
+		"impl.txt":              "import os\nos.system(input())\n",
+		"gen.py":                "# @generated\nimport os\nos.system(input())\n",
+		"vendor/lib/x.py":       "import os\n",
+		"third_party/x.js":      "eval(x)\n",
+		"dist/app.js":           "eval(x)\n",
+		"web/one.js":            "eval(x); " + strings.Repeat("var a = 1; ", 100) + "\n",
+		"bin/tool":              "#!/usr/bin/env python3\n\x00\n",
+		"docs/notes.txt":        "notes\n",
+		"docs/big.png":          "\x89PNG\x00\x00",
+		"hand.py":               "import os\n",
+		"README.md":             "y\n",
+		"docs/api/reference.md": "# API\n",
+	})
+	if err := os.Symlink("impl.txt", filepath.Join(r.Dir, "helper.py")); err != nil {
+		t.Fatal(err)
+	}
+	r.Commit("feature")
+	c := prChange(t, r, "main", "feature")
+	res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic"}, fake{name: "security"}}, opts())
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment", res.Review.Verdict)
+	}
+	summaryHas(t, res.Review.Summary,
+		"Not analysed: 9 files of changed source, so this review cannot approve it.",
+		"- Dockerfile, bin/tool, run.sh: skipped as binary (git found a NUL byte in it)",
+		"- helper.py: skipped: a symbolic link (to impl.txt), not followed",
+		"- dist/app.js, gen.py: skipped as generated, which only this change says (a new file)",
+		"- third_party/x.js, vendor/lib/x.py: skipped as vendored (a new file in a vendored directory)",
+		"- web/one.js: skipped as minified",
+		"Not reviewed: 10 files (4 binary, 2 generated, 1 minified, 1 symlink, 2 vendored).",
+	)
+	if strings.Contains(res.Review.Summary, "big.png") || strings.Contains(res.Review.Summary, "notes.txt") {
+		t.Errorf("a file that is not source is listed as not analysed:\n%s", res.Review.Summary)
+	}
+}
+
+// summaryHas fails t for each of wants the summary does not say.
+func summaryHas(t *testing.T, summary string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, summary)
+		}
 	}
 }

@@ -173,7 +173,7 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 	// specialist did not finish reviewing: what it would have found is
 	// not known.
 	s.langs = sourceLanguages(ctx, c)
-	s.gaps = unanalysed(c, s.langs, outcomes)
+	s.gaps = unanalysed(ctx, c, s.langs, outcomes)
 	if (len(s.gaps) > 0 || len(failures(outcomes)) > 0) && s.verdict == review.VerdictApprove {
 		s.verdict = review.VerdictComment
 	}
