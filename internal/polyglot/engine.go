@@ -87,6 +87,9 @@ type outcome struct {
 	// lines.
 	head  map[string][]byte
 	lines map[string]*lineIndex
+	// transcoded are the files given to their analyzer in UTF-8 instead
+	// of their declared encoding: an analyzer's fix is not their bytes.
+	transcoded map[string]bool
 	// twins counts the reports at base, by twinKey: a report on the
 	// same rule and the same line text is not new.
 	twins map[string]int
@@ -168,7 +171,11 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		first[same] = len(fs)
-		fs = append(fs, e.finding(d, r, o.head[d.path]))
+		head := o.head[d.path]
+		if o.transcoded[d.path] {
+			head = nil
+		}
+		fs = append(fs, e.finding(d, r, head))
 	}
 	for i, lines := range again {
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
@@ -329,7 +336,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 // on a changed line of a file that existed at base, runs it on the base's
 // copies too, for the differential step.
 func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
-	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, twins: map[string]int{}}
+	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, transcoded: map[string]bool{}, twins: map[string]int{}}
 	byTool := map[*Tool][]*change.File{}
 	for _, f := range c.Files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
@@ -366,7 +373,15 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		case !e.found[t].Usable():
 			fr.why = e.found[t].Why()
 		default:
-			o.head[p], o.lines[p] = b, indexLines(b)
+			u, transcoded, why := asUTF8(t, b)
+			if why != "" {
+				fr.why = why
+				break
+			}
+			if transcoded {
+				o.transcoded[p] = true
+			}
+			o.head[p], o.lines[p] = u, indexLines(u)
 			byTool[t] = append(byTool[t], f)
 		}
 		o.files = append(o.files, fr)
@@ -461,6 +476,10 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
 			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			b, _, why := asUTF8(r.tool, b)
+			if why != "" {
 				continue
 			}
 			br.base[f.OldPath], br.newPath[f.OldPath] = b, f.NewPath

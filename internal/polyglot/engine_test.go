@@ -384,3 +384,53 @@ func TestEngineAnalysesScriptsByShebangAndName(t *testing.T) {
 		}
 	}
 }
+
+// Source that is not UTF-8 is analysed in the encoding it declares (a
+// Python file's PEP 263 line), on its own line numbers, or named as not
+// analysed; never passed over as clean, and never reported of a path ".".
+func TestEngineNonUTF8Source(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"declared.py":   "# -*- coding: latin-1 -*-\nimport os\n# caf\xe9\nos.system(input())\n",
+		"undeclared.py": "import os\n# caf\xe9\nos.system(input())\n",
+		"unknown.py":    "# coding: klingon\nimport os\n# caf\xe9\nos.system(input())\n",
+		"web/latin.js":  "// caf\xe9\neval(location.hash)\n",
+		"web/fine.js":   "eval(location.hash)\n",
+		"latin.sh":      "#!/bin/sh\n# caf\xe9\ndir=$1\ncd $dir\n",
+	})
+	head := r.Commit("head")
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, want := range map[string]string{
+		"declared.py":   "",
+		"undeclared.py": "it is not valid UTF-8 and declares no other encoding (PEP 263)",
+		"unknown.py":    "it is not valid UTF-8, and quorum does not know the encoding it declares (klingon)",
+		"web/latin.js":  "it is not valid UTF-8, the only encoding oxlint reads",
+		"web/fine.js":   "",
+		"latin.sh":      "",
+	} {
+		cv, ok := cov[p]
+		if !ok || cv.Analysed != (want == "") || cv.Reason != want {
+			t.Errorf("%s: coverage %+v, want analysed %v, reason %q", p, cv, want == "", want)
+		}
+	}
+	if cv, ok := cov["."]; ok {
+		t.Errorf("coverage of a path \".\": %+v", cv)
+	}
+	sec := rulesOf(got[specialist.Security])
+	for _, want := range []string{"ruff:S605 declared.py:4", "oxlint:eslint/no-eval web/fine.js:1"} {
+		if !slices.Contains(sec, want) {
+			t.Errorf("no %s in %v", want, sec)
+		}
+	}
+	for _, f := range got[specialist.Security] {
+		if f.Path == "declared.py" && f.SuggestedPatch != "" {
+			t.Errorf("a patch of the transcoded copy, not the file: %s", f.SuggestedPatch)
+		}
+	}
+	if !slices.Contains(rulesOf(got[specialist.Logic]), "shellcheck:SC2164 latin.sh:4") {
+		t.Errorf("latin-1 shell not checked: %v", rulesOf(got[specialist.Logic]))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/quorum-review/quorum/internal/udiff"
@@ -141,6 +142,21 @@ func parseOxlint(out []byte, dir string) (report, error) {
 	}
 	var r report
 	for _, it := range doc.Diagnostics {
+		if it.Filename == "" {
+			// A file oxlint could not read is named in the message alone
+			// ("Failed to open file /…/a.js with error \"…\""). Any other
+			// report of no file cannot be put on one: the run failed.
+			m := reOxlintOpen.FindStringSubmatch(it.Message)
+			p, ok := "", false
+			if m != nil {
+				p, ok = rel(dir, m[1])
+			}
+			if !ok || p == "." {
+				return report{}, fmt.Errorf("oxlint reported a failure of no file: %s", it.Message)
+			}
+			r.unparsed = append(r.unparsed, unparsed{p, "oxlint could not read it: " + m[2]})
+			continue
+		}
 		p, ok := rel(dir, it.Filename)
 		if !ok {
 			continue
@@ -167,6 +183,9 @@ func parseOxlint(out []byte, dir string) (report, error) {
 	}
 	return r, nil
 }
+
+// reOxlintOpen is oxlint's report of a file it could not read.
+var reOxlintOpen = regexp.MustCompile(`^Failed to open file (.+) with error "(.*)"$`)
 
 // parseShellcheck reads `shellcheck -f json1`.
 func parseShellcheck(out []byte, dir string, src source) (report, error) {
