@@ -114,6 +114,9 @@ func skippedWhy(ctx context.Context, c *change.Change, sk change.Skipped) string
 	return "skipped as " + strings.ReplaceAll(string(sk.Reason), "_", " ")
 }
 
+// maxShownPath is the longest path the summary shows whole.
+const maxShownPath = 200
+
 // gapText says what was not analysed, in a few lines: files grouped by
 // reason, at most a handful named per reason.
 func gapText(gaps []gap) string {
@@ -131,9 +134,15 @@ func gapText(gaps []gap) string {
 		paths := byReason[r]
 		shown := slices.Clone(paths[:min(5, len(paths))])
 		for i, p := range shown {
-			if strings.ContainsFunc(p, unicode.IsControl) {
-				shown[i] = strconv.Quote(p)
+			if len(p) > maxShownPath {
+				// A name of thousands of characters would be the summary.
+				p = p[:maxShownPath/2] + "…" + p[len(p)-maxShownPath/4:]
+				p = strings.ToValidUTF8(p, "")
 			}
+			if strings.ContainsFunc(p, unicode.IsControl) {
+				p = strconv.Quote(p)
+			}
+			shown[i] = p
 		}
 		more := ""
 		if len(paths) > len(shown) {

@@ -614,3 +614,13 @@ func summaryHas(t *testing.T, summary string, wants ...string) {
 		}
 	}
 }
+
+// A path of thousands of characters is shortened in the summary, which
+// would otherwise be that path.
+func TestGapTextShortensALongPath(t *testing.T) {
+	long := strings.Repeat("d/", 7500) + "x.py"
+	text := gapText([]gap{{path: long, reason: "its name is too long to copy it"}})
+	if len(text) > 500 || !strings.Contains(text, "…") || !strings.HasSuffix(text, "d/x.py: its name is too long to copy it\n") {
+		t.Errorf("gap text of %d bytes:\n%.600s", len(text), text)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -396,11 +397,12 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	defer os.RemoveAll(work)
 
 	type toolRun struct {
-		tool  *Tool
-		files []*change.File
-		rep   report
-		err   error
-		took  time.Duration
+		tool   *Tool
+		files  []*change.File
+		rep    report
+		failed map[string]string
+		err    error
+		took   time.Duration
 	}
 	var runs []*toolRun
 	for _, t := range Tools {
@@ -416,7 +418,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 				contents[f.NewPath] = o.head[f.NewPath]
 			}
 			start := time.Now()
-			r.rep, r.err = e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
+			r.rep, r.failed, r.err = e.analyseIsolated(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
 			r.took = time.Since(start)
 		})
 	}
@@ -426,12 +428,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	}
 	failed := map[string]string{}
 	for _, r := range runs {
-		if r.err != nil {
-			for _, f := range r.files {
-				failed[f.NewPath] = fmt.Sprintf("%s failed: %v", r.tool.Name, r.err)
-			}
-			continue
-		}
+		maps.Copy(failed, r.failed)
 		for _, u := range r.rep.unparsed {
 			failed[u.path] = u.why
 		}
@@ -453,14 +450,10 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		base    map[string][]byte
 		newPath map[string]string
 		rep     report
-		err     error
 	}
 	var bases []*baseRun
 	added := map[string][]int{}
 	for _, r := range runs {
-		if r.err != nil {
-			continue
-		}
 		br := &baseRun{run: r, base: map[string][]byte{}, newPath: map[string]string{}}
 		for _, d := range r.rep.diags {
 			if failed[d.path] != "" {
@@ -492,7 +485,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	for _, br := range bases {
 		wg.Go(func() {
 			start := time.Now()
-			br.rep, br.err = e.analyse(ctx, br.run.tool, filepath.Join(work, br.run.tool.Name, "base"), br.base, extra)
+			br.rep, _, _ = e.analyseIsolated(ctx, br.run.tool, filepath.Join(work, br.run.tool.Name, "base"), br.base, extra)
 			br.run.took += time.Since(start)
 		})
 	}
@@ -500,12 +493,9 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	// Without a file's base (the run failed on it) every report on a
+	// changed line counts as new; that is what the head says.
 	for _, br := range bases {
-		if br.err != nil {
-			// Without the base every report on a changed line counts as
-			// new; that is what the head says.
-			continue
-		}
 		base := map[string]*lineIndex{}
 		for _, d := range br.rep.diags {
 			if base[d.path] == nil {
@@ -547,8 +537,15 @@ func unsafeName(p string) string {
 	if path.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..") {
 		return "its name leaves the repository"
 	}
+	if len(p) > maxName || slices.ContainsFunc(strings.Split(p, "/"), func(part string) bool { return len(part) > 255 }) {
+		return "its name is too long to copy it"
+	}
 	return ""
 }
+
+// maxName is the longest path a file is copied to under the analyzers'
+// directory: well under PATH_MAX (4096) with the directory in front.
+const maxName = 1024
 
 // analyse writes contents (by repository path) under dir and runs t on
 // them.
@@ -623,7 +620,7 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 	res, err := sandboxed(tctx, sandbox{exe: e.found[t].Path, args: args, dir: src, analyzersDir: e.dir})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return report{}, fmt.Errorf("did not finish within %s", e.timeout)
+			return report{}, fmt.Errorf("%w within %s", errDidNotFinish, e.timeout)
 		}
 		return report{}, err
 	}

@@ -434,3 +434,49 @@ func TestEngineNonUTF8Source(t *testing.T) {
 		t.Errorf("latin-1 shell not checked: %v", rulesOf(got[specialist.Logic]))
 	}
 }
+
+// One hostile file does not hide its language: a file that crashes ruff,
+// one whose report is over the output limit, and one whose name is too
+// long to copy are each named as not analysed, and the others' findings
+// are reported.
+func TestEngineIsolatesAFileTheAnalyzerFailsOn(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"app/a.py":     "import os\nos.system(input())\n",
+		"app/b.py":     "import subprocess\nsubprocess.call(input(), shell=True)\n",
+		"app/crash.py": "x = 1" + strings.Repeat("+1", 500_000) + "\n",
+		"app/noisy.py": strings.Repeat("x == 1\n", 100_000),
+		"app/c.py":     "import os\nos.system(input())\n",
+	})
+	r.Git("add", "-A")
+	// A 15,000-character path: git keeps it, no file system can copy it.
+	long := strings.Repeat(strings.Repeat("d", 249)+"/", 60) + "x.py"
+	blob := r.Git("hash-object", "-w", filepath.Join(r.Dir, "app/a.py"))
+	r.Git("update-index", "--add", "--cacheinfo", "100644,"+blob+","+long)
+	r.Git("commit", "-q", "-m", "head")
+	head := r.Git("rev-parse", "HEAD")
+
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, want := range map[string]string{
+		"app/a.py":     "",
+		"app/b.py":     "",
+		"app/c.py":     "",
+		"app/crash.py": "ruff failed: killed (signal: aborted",
+		"app/noisy.py": "ruff failed: printed more than 64 MiB",
+		long:           "its name is too long to copy it",
+	} {
+		cv := cov[p]
+		if cv.Analysed != (want == "") || !strings.Contains(cv.Reason, want) {
+			t.Errorf("%.40s: coverage analysed %v, reason %q; want %q", p, cv.Analysed, cv.Reason, want)
+		}
+	}
+	sec := rulesOf(got[specialist.Security])
+	for _, want := range []string{"ruff:S605 app/a.py:2", "ruff:S602 app/b.py:2", "ruff:S605 app/c.py:2"} {
+		if !slices.Contains(sec, want) {
+			t.Errorf("no %s in %v", want, sec)
+		}
+	}
+}
