@@ -26,9 +26,32 @@ var errDidNotFinish = errors.New("did not finish")
 // repeated, its halves would take the time again: its files fail. err is
 // the first failure, for the engine's report of what each analyzer did.
 func (e *Engine) analyseIsolated(ctx context.Context, t *Tool, dir string, contents map[string][]byte, extra []string) (rep report, failed map[string]string, err error) {
+	fail := func(paths []string, rerr error) {
+		if failed == nil {
+			failed = map[string]string{}
+		}
+		why := fmt.Sprintf("%s failed: %v", t.Name, rerr)
+		if len(paths) > 1 {
+			why = fmt.Sprintf("%s failed on it or on one of the %d files run with it: %v", t.Name, len(paths)-1, rerr)
+		}
+		for _, p := range paths {
+			failed[p] = why
+		}
+	}
 	runs := 0
-	var try func(paths []string)
-	try = func(paths []string) {
+	// try runs t on paths, and on a failure that another run may not
+	// repeat, on each half of them; parent is the failure of the run
+	// paths were part of, theirs when no run is left.
+	var try func(paths []string, parent error)
+	try = func(paths []string, parent error) {
+		if ctx.Err() != nil {
+			fail(paths, ctx.Err())
+			return
+		}
+		if runs > maxIsolationRuns {
+			fail(paths, parent)
+			return
+		}
 		subset := make(map[string][]byte, len(paths))
 		for _, p := range paths {
 			subset[p] = contents[p]
@@ -43,23 +66,14 @@ func (e *Engine) analyseIsolated(ctx context.Context, t *Tool, dir string, conte
 		if err == nil {
 			err = rerr
 		}
-		if len(paths) > 1 && !errors.Is(rerr, errDidNotFinish) && ctx.Err() == nil && runs+2 <= maxIsolationRuns {
-			half := len(paths) / 2
-			try(paths[:half])
-			try(paths[half:])
+		if len(paths) == 1 || errors.Is(rerr, errDidNotFinish) {
+			fail(paths, rerr)
 			return
 		}
-		if failed == nil {
-			failed = map[string]string{}
-		}
-		why := fmt.Sprintf("%s failed: %v", t.Name, rerr)
-		if len(paths) > 1 {
-			why = fmt.Sprintf("%s failed on it or on one of %d files run with it: %v", t.Name, len(paths)-1, rerr)
-		}
-		for _, p := range paths {
-			failed[p] = why
-		}
+		half := len(paths) / 2
+		try(paths[:half], rerr)
+		try(paths[half:], rerr)
 	}
-	try(slices.Sorted(maps.Keys(contents)))
+	try(slices.Sorted(maps.Keys(contents)), nil)
 	return rep, failed, err
 }
