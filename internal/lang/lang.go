@@ -50,7 +50,8 @@ var interpreters = map[string]string{
 // Go files the go command ignores (under testdata, or a directory whose
 // name starts with "_" or ".") are test data, not source.
 // An extension is matched in any case ("x.PY"), as the file systems of
-// macOS and Windows let a program import it.
+// macOS and Windows let a program import it; Go's only as .go, all the go
+// command builds.
 func Of(p string) string {
 	base := path.Base(p)
 	if l, ok := languages[base]; ok {
@@ -66,6 +67,9 @@ func Of(p string) string {
 	l, ok := languages[ext]
 	if !ok {
 		l = languages[strings.ToLower(ext)]
+		if l == "Go" {
+			return "" // the go command builds only .go
+		}
 	}
 	if l == "Go" {
 		for _, part := range strings.Split(path.Dir(p), "/") {

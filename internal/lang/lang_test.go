@@ -13,7 +13,7 @@ func TestOf(t *testing.T) {
 		"Dockerfile": "Dockerfile", "deploy/Dockerfile.prod": "Dockerfile", "ci/run.sh": "shell",
 		"README.md": "", "go.mod": "", "config.yaml": "", "data.json": "",
 		"x.PY": "Python", "app.Dockerfile": "Dockerfile", "web/App.JSX": "JavaScript", ".envrc": "shell", "home/.bashrc": "shell",
-		"notes.txt": "", "bin/tool": "",
+		"notes.txt": "", "bin/tool": "", "x.GO": "",
 	} {
 		if got := lang.Of(p); got != want {
 			t.Errorf("Of(%q) = %q, want %q", p, got, want)
