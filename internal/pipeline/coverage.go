@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,9 +83,30 @@ func unanalysed(ctx context.Context, c *change.Change, langs map[string]string, 
 		if f.Status == change.StatusDeleted || f.NewPath == "" || langs[f.NewPath] == "" {
 			continue
 		}
+		if sk.Reason == change.ReasonSymlink {
+			// A link to a file of the change that was analysed as the
+			// same language hides nothing.
+			if to := linkTarget(ctx, c, f.NewPath); to != "" && analysed[to] && langs[to] == langs[f.NewPath] {
+				continue
+			}
+		}
 		gaps = append(gaps, gap{path: f.NewPath, reason: skippedWhy(ctx, c, sk)})
 	}
 	return gaps
+}
+
+// linkTarget returns the repository path a symbolic link at p points to,
+// or "" when it points outside the repository or cannot be read.
+func linkTarget(ctx context.Context, c *change.Change, p string) string {
+	to, err := c.ReadFile(ctx, p)
+	if err != nil || len(to) == 0 || path.IsAbs(string(to)) {
+		return ""
+	}
+	t := path.Join(path.Dir(p), string(to))
+	if t == ".." || strings.HasPrefix(t, "../") {
+		return ""
+	}
+	return t
 }
 
 // skippedWhy says why a skipped source file was not analysed. A marker of

@@ -585,6 +585,11 @@ func TestSkippedSourceIsNotApproved(t *testing.T) {
 	if err := os.Symlink("impl.txt", filepath.Join(r.Dir, "helper.py")); err != nil {
 		t.Fatal(err)
 	}
+	// A link to source the review analyses hides nothing.
+	r.Write(map[string]string{"lib/real.py": "import os\n"})
+	if err := os.Symlink("real.py", filepath.Join(r.Dir, "lib/alias.py")); err != nil {
+		t.Fatal(err)
+	}
 	r.Commit("feature")
 	c := prChange(t, r, "main", "feature")
 	res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic"}, fake{name: "security"}}, opts())
@@ -598,9 +603,9 @@ func TestSkippedSourceIsNotApproved(t *testing.T) {
 		"- dist/app.js, gen.py: skipped as generated, which only this change says (a new file)",
 		"- third_party/x.js, vendor/lib/x.py: skipped as vendored (a new file in a vendored directory)",
 		"- web/one.js: skipped as minified",
-		"Not reviewed: 10 files (4 binary, 2 generated, 1 minified, 1 symlink, 2 vendored).",
+		"Not reviewed: 11 files (4 binary, 2 generated, 1 minified, 2 symlink, 2 vendored).",
 	)
-	if strings.Contains(res.Review.Summary, "big.png") || strings.Contains(res.Review.Summary, "notes.txt") {
+	if strings.Contains(res.Review.Summary, "big.png") || strings.Contains(res.Review.Summary, "notes.txt") || strings.Contains(res.Review.Summary, "alias.py") {
 		t.Errorf("a file that is not source is listed as not analysed:\n%s", res.Review.Summary)
 	}
 }
