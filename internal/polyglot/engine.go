@@ -84,13 +84,11 @@ type outcome struct {
 	files []fileRun
 	// diags are their reports at head on every known rule.
 	diags []diag
-	// head holds the changed files' contents at head, and lines their
-	// lines.
+	// head holds the changed files' contents at head, lines their lines,
+	// and patch them as patches are written of them.
 	head  map[string][]byte
 	lines map[string]*lineIndex
-	// transcoded are the files given to their analyzer in UTF-8 instead
-	// of their declared encoding: an analyzer's fix is not their bytes.
-	transcoded map[string]bool
+	patch map[string]*udiff.File
 	// twins counts the reports at base, by twinKey: a report on the
 	// same rule and the same line text is not new.
 	twins map[string]int
@@ -172,11 +170,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		first[same] = len(fs)
-		head := o.head[d.path]
-		if o.transcoded[d.path] {
-			head = nil
-		}
-		fs = append(fs, e.finding(d, r, head))
+		fs = append(fs, e.finding(d, r, o.patch[d.path]))
 	}
 	for i, lines := range again {
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
@@ -184,11 +178,20 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	return specialist.OnChangedLines(c, fs), nil
 }
 
-// joinLines names line numbers: "line 12", "lines 12, 40 and 52".
+// maxJoinedLines is how many line numbers a finding's body names; a
+// report repeated on thousands of lines names the first and counts the
+// rest.
+const maxJoinedLines = 20
+
+// joinLines names line numbers: "line 12", "lines 12, 40 and 52",
+// "lines 1, 2, … 20 and 980 more".
 func joinLines(lines []int) string {
 	var parts []string
-	for _, l := range lines {
+	for _, l := range lines[:min(len(lines), maxJoinedLines)] {
 		parts = append(parts, strconv.Itoa(l))
+	}
+	if len(lines) > maxJoinedLines {
+		parts = append(parts, fmt.Sprintf("%d more", len(lines)-maxJoinedLines))
 	}
 	if len(parts) == 1 {
 		return "line " + parts[0]
@@ -224,8 +227,10 @@ func changed(f *change.File, added map[string][]int, d diag) bool {
 	return change.AnyIn(a, d.line, max(d.endLine, d.line))
 }
 
-// finding turns a report into a finding.
-func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
+// finding turns a report into a finding; its fix becomes a patch of the
+// file, when the file's bytes are what the analyzer read (patch is nil
+// for a file transcoded for it).
+func (e *Engine) finding(d diag, r Rule, patch *udiff.File) specialist.Finding {
 	tool, code, _ := strings.Cut(d.rule, ":")
 	headline, rest := split(d.message)
 	var body []string
@@ -254,8 +259,8 @@ func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
 		Headline: headline,
 		Engine:   specialist.EngineBuiltin,
 	}
-	if len(d.fix) > 0 && head != nil {
-		if p, err := udiff.Unified(d.path, head, d.fix); err == nil && p != "" {
+	if len(d.fix) > 0 && patch != nil {
+		if p, err := patch.Unified(d.path, d.fix); err == nil && p != "" {
 			f.SuggestedPatch = p
 			if d.fixMessage != "" {
 				body = append(body, "Suggested fix: "+strings.TrimSuffix(d.fixMessage, ".")+".")
@@ -337,7 +342,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 // on a changed line of a file that existed at base, runs it on the base's
 // copies too, for the differential step.
 func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
-	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, transcoded: map[string]bool{}, twins: map[string]int{}}
+	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, patch: map[string]*udiff.File{}, twins: map[string]int{}}
 	byTool := map[*Tool][]*change.File{}
 	for _, f := range c.Files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
@@ -379,8 +384,10 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 				fr.why = why
 				break
 			}
-			if transcoded {
-				o.transcoded[p] = true
+			if !transcoded {
+				// The analyzer's fixes of a transcoded copy are not the
+				// file's bytes: no patch of it.
+				o.patch[p] = udiff.NewFile(u)
 			}
 			o.head[p], o.lines[p] = u, indexLines(u)
 			byTool[t] = append(byTool[t], f)

@@ -480,3 +480,30 @@ func TestEngineIsolatesAFileTheAnalyzerFailsOn(t *testing.T) {
 		}
 	}
 }
+
+// A report repeated on thousands of lines is one finding whose body names
+// a few of them and counts the rest, with its patch.
+func TestEngineRepeatedReportIsBounded(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"many.sh": "#!/bin/sh\n" + strings.Repeat("cd /tmp/x\n", 1000)})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	var f *specialist.Finding
+	for i := range got[specialist.Logic] {
+		if got[specialist.Logic][i].Rule == "shellcheck:SC2164" {
+			f = &got[specialist.Logic][i]
+		}
+	}
+	if f == nil || f.Line != 2 {
+		t.Fatalf("no SC2164 on line 2: %v", rulesOf(got[specialist.Logic]))
+	}
+	if !strings.Contains(f.Body, "The same on lines 3, 4, 5,") || !strings.Contains(f.Body, ", 22 and 979 more.") || len(f.Body) > 2000 {
+		t.Errorf("body of %d bytes:\n%.3000s", len(f.Body), f.Body)
+	}
+	if !strings.Contains(f.SuggestedPatch, "+cd /tmp/x || exit") {
+		t.Errorf("patch:\n%s", f.SuggestedPatch)
+	}
+}
