@@ -99,8 +99,8 @@ func TestReviewWithoutAnalyzersSaysSo(t *testing.T) {
 	t.Setenv("PATH", filepath.Dir(git)+string(os.PathListSeparator)+filepath.Dir(goCmd))
 	dir, base, head := polyglotRepo(t)
 	out, errOut, code := reviewRun(t, "--repo", dir, "--base", base, "--head", head, "--format", "json", "--analyzers-dir", t.TempDir())
-	if code != 0 && code != 1 {
-		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3: source was not analysed; stderr:\n%s", code, errOut)
 	}
 	var full map[string]any
 	if err := json.Unmarshal([]byte(out), &full); err != nil {
@@ -114,6 +114,26 @@ func TestReviewWithoutAnalyzersSaysSo(t *testing.T) {
 	}
 	if full["verdict"] == "approve" {
 		t.Errorf("unanalysed source approved:\n%s", summary)
+	}
+}
+
+// A file that crashes ruff is named as not analysed, the other Python
+// files' findings are reported, and the review does not pass a CI gate.
+func TestReviewHostileFileDoesNotPass(t *testing.T) {
+	t.Parallel()
+	dir := gitRepo(t, map[string]string{"README.md": "# demo\n"}, map[string]string{
+		"tools/crash.py": "x = 1" + strings.Repeat("+1", 500_000) + "\n",
+		"tools/run.py":   "import subprocess\n\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n",
+		"tools/ok.py":    "def one():\n    return 1\n",
+	})
+	out, errOut, code := reviewRun(t, "--repo", dir, "--analyzers-dir", analyzersDir(), "--fail-on", "critical")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Not analysed: 1 file of changed source", "- tools/crash.py: ruff failed: killed (signal: aborted", "tools/run.py:5", "Verdict: request changes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -351,8 +351,8 @@ func TestReviewLLMFailsInstead(t *testing.T) {
 		d := newChatDouble(t, fail)
 		out, errOut, code := reviewRunEnv(t, env(), "--repo", dir, "--format", "json",
 			"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security", "--llm-mode", "instead")
-		if code != 0 {
-			t.Fatalf("exit %d, want 0 (the built-in security engine, which finds the key, did not run); stderr:\n%s", code, errOut)
+		if code != 3 {
+			t.Fatalf("exit %d, want 3 (the built-in security engine, which finds the key, did not run, and security did not finish); stderr:\n%s", code, errOut)
 		}
 		summary, fs := reviewFindings(t, out)
 		if len(fs) != 0 {

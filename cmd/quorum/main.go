@@ -28,7 +28,8 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// exitCode reports err and chooses the exit status: 0 ok, 2 usage, 1 else.
+// exitCode reports err and chooses the exit status: 0 ok, 2 usage, 3 a
+// review that did not analyse all of its change, 1 else.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
@@ -38,6 +39,10 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
+	}
+	var ie incompleteError
+	if errors.As(err, &ie) {
+		return 3
 	}
 	return 1
 }

@@ -44,9 +44,14 @@ ignored) against HEAD. The work tree's files are read as they are: no
 filter, hook or other program of the repository runs.
 
 Exit status: 1 when the review fails the threshold (by default, when its
-verdict is request_changes; see --fail-on), 0 when it passes, 2 on errors
-(including a review that could not run because too few specialists
-finished, and a change with no file to review).`
+verdict is request_changes; see --fail-on); else 3 when changed source was
+not analysed (a file skipped as binary, generated, vendored or minified, a
+link, a file an analyzer failed on or no engine covers) or a specialist did
+not finish: the summary names them, and --fail-on-unanalysed=false lets
+such a review pass; 0 when it passes; 2 on errors (including a review that
+could not run because too few specialists finished, and a change with no
+file to review). --fail-on never with --fail-on-unanalysed=false never
+fails.`
 
 // verdictError is a review that fails --fail-on: exit status 1, as linters
 // use it, leaving 2 for errors.
@@ -58,6 +63,26 @@ type verdictError struct {
 
 func (e verdictError) Error() string {
 	return fmt.Sprintf("review fails: %s at or above %s (verdict %s)", plural(e.failing, "finding"), e.threshold, e.verdict)
+}
+
+// incompleteError is a review that passes --fail-on but did not analyse
+// all of the change's source, or without a specialist that did not
+// finish: exit status 3 (--fail-on-unanalysed), so that a CI gate does not
+// pass what nobody reviewed.
+type incompleteError struct {
+	files  int
+	failed []string
+}
+
+func (e incompleteError) Error() string {
+	var what []string
+	if e.files > 0 {
+		what = append(what, plural(e.files, "file")+" of changed source not analysed")
+	}
+	if len(e.failed) > 0 {
+		what = append(what, strings.Join(e.failed, ", ")+" did not finish")
+	}
+	return fmt.Sprintf("review incomplete: %s (the summary says why); --fail-on-unanalysed=false lets it pass", strings.Join(what, "; "))
 }
 
 // reviewFailure marks an error of quorum review: exit status 2, which the
@@ -73,7 +98,8 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	head := c.String("head", "", "HEAD", "head revision")
 	uncommitted := c.Bool("uncommitted", "", false, "review the work tree's uncommitted changes (staged, unstaged, and untracked files not ignored) against HEAD, or against --base")
 	format := c.String("format", "", "text", "output: text (for people), json (the API's full review) or sarif (SARIF 2.1.0)")
-	failOn := c.String("fail-on", "", "", "exit 1 when a finding is at or above this severity (critical, high, medium, low, info), or never (default: the blocking severity, i.e. when the verdict is request_changes)")
+	failOn := c.String("fail-on", "", "", "exit 1 when a finding is at or above this severity (critical, high, medium, low, info), or never (default: the blocking severity, i.e. when the verdict is request_changes); see also --fail-on-unanalysed")
+	failUnanalysed := c.Bool("fail-on-unanalysed", "", true, "exit 3 when the review passes --fail-on but changed source was not analysed or a specialist did not finish (false: exit 0)")
 	timeout := c.Duration("timeout", "", pipeline.DefaultTimeout, "time limit of each specialist")
 	color := c.String("color", "", "auto", "colour severities in text output: auto (when standard output is a terminal and NO_COLOR is unset), always or never")
 	save := c.Bool("save", "", false, "store the review (and its events) in the database, so quorum serve shows it")
@@ -249,6 +275,9 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		if n > 0 {
 			return verdictError{verdict: res.Review.Verdict, threshold: threshold, failing: n}
 		}
+	}
+	if *failUnanalysed && (len(res.Unanalysed) > 0 || len(res.Review.SpecialistsFailed) > 0) {
+		return incompleteError{files: len(res.Unanalysed), failed: res.Review.SpecialistsFailed}
 	}
 	return nil
 }

@@ -116,6 +116,8 @@ func TestReviewExitStatus(t *testing.T) {
 	t.Parallel()
 	leak := leakRepo(t)
 	clean := gitRepo(t, map[string]string{"README.md": "# demo\n"}, map[string]string{"docs/guide.md": "# Guide\n\nHow to use it.\n"})
+	// Vendored Python is skipped: source nobody analysed.
+	skipped := gitRepo(t, map[string]string{"README.md": "# demo\n"}, map[string]string{"docs/guide.md": "# Guide\n", "vendor/lib/x.py": "import os\nos.system(input())\n"})
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -124,6 +126,10 @@ func TestReviewExitStatus(t *testing.T) {
 		{"clean change approves", []string{"--repo", clean}, 0},
 		{"fail-on never", []string{"--repo", leak, "--fail-on", "never"}, 0},
 		{"fail-on critical", []string{"--repo", leak, "--fail-on", "critical"}, 1},
+		{"unanalysed source", []string{"--repo", skipped}, 3},
+		{"unanalysed source, fail-on never", []string{"--repo", skipped, "--fail-on", "never"}, 3},
+		{"unanalysed source let pass", []string{"--repo", skipped, "--fail-on-unanalysed=false"}, 0},
+		{"findings fail before unanalysed source", []string{"--repo", leak, "--fail-on-unanalysed"}, 1},
 		{"bad format", []string{"--repo", leak, "--format", "xml"}, 2},
 		{"bad fail-on", []string{"--repo", leak, "--fail-on", "severe"}, 2},
 		{"not a repository", []string{"--repo", t.TempDir()}, 2},
@@ -137,6 +143,10 @@ func TestReviewExitStatus(t *testing.T) {
 			}
 			if tc.name == "clean change approves" && !strings.Contains(out, "No findings on the changed lines.\n\nFindings by specialist") {
 				t.Errorf("clean review:\n%s", out)
+			}
+			if tc.want == 3 && (!strings.Contains(out, "- vendor/lib/x.py: skipped as vendored") ||
+				!strings.Contains(errOut, "quorum: review incomplete: 1 file of changed source not analysed")) {
+				t.Errorf("an incomplete review that does not say why:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 			}
 		})
 	}

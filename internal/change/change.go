@@ -212,6 +212,14 @@ func (f *File) Changed(line int) bool {
 	return false
 }
 
+// AnyIn reports whether added (as AddedLines returns it, ascending) holds
+// a line from line to end, both included, in time that does not grow with
+// the range: a report may span a whole file.
+func AnyIn(added []int, line, end int) bool {
+	i, _ := sort.Find(len(added), func(i int) int { return line - added[i] })
+	return i < len(added) && added[i] <= end
+}
+
 // HunkFor returns the hunk whose new-file range holds line, or nil when the
 // line lies outside every hunk. Inline comments on a platform can only be
 // placed on lines inside a hunk.

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +19,36 @@ type gap struct {
 	path, reason string
 }
 
-// unanalysed returns the changed source files (present at head) that no
-// engine of a specialist that succeeded said it analysed, each with the
-// reasons the engines gave, or that no engine covers its language.
-func unanalysed(c *change.Change, outcomes []Outcome) []gap {
+// sourceLanguages returns the language of each changed file present at
+// head that is source code: by its name, or, for a name without an
+// extension, by the interpreter its first line names (lang.Detect).
+func sourceLanguages(ctx context.Context, c *change.Change) map[string]string {
+	out := map[string]string{}
+	files := slices.Clone(c.Files)
+	for _, sk := range c.Skipped {
+		files = append(files, sk.File)
+	}
+	for _, f := range files {
+		if f.Status == change.StatusDeleted || f.NewPath == "" {
+			continue
+		}
+		l := lang.Detect(f.NewPath, func() []byte {
+			b, _ := c.ReadFile(ctx, f.NewPath)
+			return b
+		})
+		if l != "" {
+			out[f.NewPath] = l
+		}
+	}
+	return out
+}
+
+// unanalysed returns the changed source files (present at head, langs
+// says of which language) that no engine of a specialist that succeeded
+// said it analysed, each with the reasons the engines gave, or that no
+// engine covers its language; and those skipped for their shape (binary,
+// generated, vendored, minified, a link), with why.
+func unanalysed(ctx context.Context, c *change.Change, langs map[string]string, outcomes []Outcome) []gap {
 	analysed := map[string]bool{}
 	reasons := map[string][]string{}
 	for _, o := range outcomes {
@@ -40,7 +68,7 @@ func unanalysed(c *change.Change, outcomes []Outcome) []gap {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
-		l := lang.Of(f.NewPath)
+		l := langs[f.NewPath]
 		if l == "" || analysed[f.NewPath] {
 			continue
 		}
@@ -50,8 +78,66 @@ func unanalysed(c *change.Change, outcomes []Outcome) []gap {
 		}
 		gaps = append(gaps, gap{path: f.NewPath, reason: why})
 	}
+	for _, sk := range c.Skipped {
+		f := sk.File
+		if f.Status == change.StatusDeleted || f.NewPath == "" || langs[f.NewPath] == "" {
+			continue
+		}
+		if sk.Reason == change.ReasonSymlink {
+			// A link to a file of the change that was analysed as the
+			// same language hides nothing.
+			if to := linkTarget(ctx, c, f.NewPath); to != "" && analysed[to] && langs[to] == langs[f.NewPath] {
+				continue
+			}
+		}
+		gaps = append(gaps, gap{path: f.NewPath, reason: skippedWhy(ctx, c, sk)})
+	}
 	return gaps
 }
+
+// linkTarget returns the repository path a symbolic link at p points to,
+// or "" when it points outside the repository or cannot be read.
+func linkTarget(ctx context.Context, c *change.Change, p string) string {
+	to, err := c.ReadFile(ctx, p)
+	if err != nil || len(to) == 0 || path.IsAbs(string(to)) {
+		return ""
+	}
+	t := path.Join(path.Dir(p), string(to))
+	if t == ".." || strings.HasPrefix(t, "../") {
+		return ""
+	}
+	return t
+}
+
+// skippedWhy says why a skipped source file was not analysed. A marker of
+// generated or vendored code on a new file is only the change's word: the
+// reason says so.
+func skippedWhy(ctx context.Context, c *change.Change, sk change.Skipped) string {
+	f := sk.File
+	switch sk.Reason {
+	case change.ReasonSymlink:
+		if to, err := c.ReadFile(ctx, f.NewPath); err == nil && len(to) > 0 && len(to) <= 200 && !strings.ContainsFunc(string(to), unicode.IsControl) {
+			return fmt.Sprintf("skipped: a symbolic link (to %s), not followed", to)
+		}
+		return "skipped: a symbolic link, not followed"
+	case change.ReasonSubmodule:
+		return "skipped: a submodule"
+	case change.ReasonBinary:
+		return "skipped as binary (git found a NUL byte in it)"
+	case change.ReasonGenerated:
+		if f.Status == change.StatusAdded {
+			return "skipped as generated, which only this change says (a new file)"
+		}
+	case change.ReasonVendored:
+		if f.Status == change.StatusAdded {
+			return "skipped as vendored (a new file in a vendored directory)"
+		}
+	}
+	return "skipped as " + strings.ReplaceAll(string(sk.Reason), "_", " ")
+}
+
+// maxShownPath is the longest path the summary shows whole.
+const maxShownPath = 200
 
 // gapText says what was not analysed, in a few lines: files grouped by
 // reason, at most a handful named per reason.
@@ -70,9 +156,15 @@ func gapText(gaps []gap) string {
 		paths := byReason[r]
 		shown := slices.Clone(paths[:min(5, len(paths))])
 		for i, p := range shown {
-			if strings.ContainsFunc(p, unicode.IsControl) {
-				shown[i] = strconv.Quote(p)
+			if len(p) > maxShownPath {
+				// A name of thousands of characters would be the summary.
+				p = p[:maxShownPath/2] + "…" + p[len(p)-maxShownPath/4:]
+				p = strings.ToValidUTF8(p, "")
 			}
+			if strings.ContainsFunc(p, unicode.IsControl) {
+				p = strconv.Quote(p)
+			}
+			shown[i] = p
 		}
 		more := ""
 		if len(paths) > len(shown) {
@@ -87,10 +179,10 @@ func gapText(gaps []gap) string {
 var engineNames = map[string]string{"go": "Go analyzers", "llm": "LLM"}
 
 // languagesText says, in one line, the languages of the change's source
-// files and which engines reviewed each: "Languages: Go (Go analyzers),
-// Python (ruff), shell (not analysed)." Empty when the change has no
-// source.
-func languagesText(c *change.Change, outcomes []Outcome) string {
+// files (langs) and which engines reviewed each: "Languages: Go (Go
+// analyzers), Python (ruff), shell (not analysed)." Empty when the change
+// has no source.
+func languagesText(c *change.Change, langs map[string]string, outcomes []Outcome) string {
 	engines := map[string][]string{}
 	for _, o := range outcomes {
 		if o.Err != nil {
@@ -108,10 +200,7 @@ func languagesText(c *change.Change, outcomes []Outcome) string {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
 			continue
 		}
-		l := lang.Of(f.NewPath)
-		if l == "" && slices.Contains(engines[f.NewPath], "shellcheck") {
-			l = "shell" // a script known by its first line (rbenv's libexec)
-		}
+		l := langs[f.NewPath]
 		if l == "" {
 			continue
 		}

@@ -161,6 +161,9 @@ type Result struct {
 	// Quorum is the number of specialists that had to succeed.
 	Quorum  int
 	Dropped Dropped
+	// Unanalysed are the changed source files no engine analysed (the
+	// summary says why), which keep the review from approving.
+	Unanalysed []string
 }
 
 // Completed reports whether the run produced a review.
@@ -212,6 +215,9 @@ func Run(ctx context.Context, c *change.Change, specialists []specialist.Special
 	res.Review.ID = id.New(id.Review, now)
 	res.Dropped = s.dropped
 	res.Review.Verdict = s.verdict
+	for _, g := range s.gaps {
+		res.Unanalysed = append(res.Unanalysed, g.path)
+	}
 	res.Review.Findings = s.findings
 	res.Review.FindingsCount = len(s.findings)
 	res.Review.Summary = summarize(c, rc, excluded, res, s, opts)

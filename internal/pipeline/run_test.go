@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -381,14 +383,51 @@ func TestUnanalysedSourceIsNotApproved(t *testing.T) {
 		t.Errorf("summary does not open with what was not analysed:\n%s", res.Review.Summary)
 	}
 
-	// A failed specialist's word does not count; another's does.
+	// A failed specialist's word does not count; another's does. What
+	// the failed one would have found is not known: no approval.
 	res = Run(context.Background(), c, []specialist.Specialist{
 		fake{name: "logic", err: errors.New("down")},
 		fake{name: "security"},
 		fake{name: "tests", blind: true},
 	}, opts())
-	if res.Review.Verdict != review.VerdictApprove || strings.Contains(res.Review.Summary, "Not analysed") {
+	if res.Review.Verdict != review.VerdictComment || strings.Contains(res.Review.Summary, "Not analysed") {
 		t.Errorf("verdict %s, summary:\n%s", res.Review.Verdict, res.Review.Summary)
+	}
+}
+
+// A specialist that runs out of time keeps the review from approving,
+// whatever the others found: the summary says it did not finish.
+func TestUnfinishedSpecialistIsNotApproved(t *testing.T) {
+	t.Parallel()
+	c := fixture(t)
+	o := opts()
+	o.Timeout = 50 * time.Millisecond
+	o.Quorum = 1
+	res := Run(context.Background(), c, []specialist.Specialist{
+		fake{name: "logic"},
+		fake{name: "security", hang: true},
+	}, o)
+	if !res.Completed() {
+		t.Fatalf("not completed: %s", res.Review.Summary)
+	}
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment", res.Review.Verdict)
+	}
+	if want := "Did not finish: security (timed out after 50ms)"; !strings.Contains(res.Review.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	}
+}
+
+// A finding that spans a whole file has an excerpt of a few dozen lines,
+// not the file.
+func TestExcerptIsBounded(t *testing.T) {
+	lines := make([]string, 300_000)
+	for i := range lines {
+		lines[i] = "xx"
+	}
+	e := excerpt("big.py", lines, 2, 300_000)
+	if e.StartLine != 1 || e.EndLine != maxExcerptLines || len(e.Lines) != maxExcerptLines {
+		t.Errorf("excerpt spans %d–%d (%d lines), want 1–%d", e.StartLine, e.EndLine, len(e.Lines), maxExcerptLines)
 	}
 }
 
@@ -416,15 +455,16 @@ func TestSummaryNamesTheEnginesOfEachLanguage(t *testing.T) {
 	}
 }
 
-// A script without an extension is known as shell by the engine that
-// checked it (rbenv's libexec/rbenv-exec).
+// A script without an extension is known by its first line (rbenv's
+// libexec/rbenv-exec is shell), and one no engine reviews is listed as not
+// analysed.
 func TestSummaryNamesAScriptWithoutExtension(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
 	r.Commit("base")
 	r.Git("checkout", "-q", "-b", "feature")
-	r.Write(map[string]string{"libexec/tool-exec": "#!/usr/bin/env bash\nexec \"$@\"\n"})
+	r.Write(map[string]string{"libexec/tool-exec": "#!/usr/bin/env bash\nexec \"$@\"\n", "bin/deploy": "#!/usr/bin/env ruby\nputs 1\n"})
 	r.Commit("feature")
 	c := prChange(t, r, "main", "feature")
 	res := Run(context.Background(), c, []specialist.Specialist{
@@ -433,8 +473,13 @@ func TestSummaryNamesAScriptWithoutExtension(t *testing.T) {
 			return nil
 		}},
 	}, opts())
-	if want := "Languages: shell (shellcheck)."; !strings.Contains(res.Review.Summary, want) {
-		t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+	for _, want := range []string{"Languages: Ruby (not analysed), shell (shellcheck).", "- bin/deploy: no engine reviews Ruby"} {
+		if !strings.Contains(res.Review.Summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.Review.Summary)
+		}
+	}
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment: the Ruby script was not analysed", res.Review.Verdict)
 	}
 }
 
@@ -461,18 +506,14 @@ func TestSummary(t *testing.T) {
 	if len(res.Review.Findings) != 1 {
 		t.Errorf("%d findings, want 1: the excluded file's is dropped", len(res.Review.Findings))
 	}
-	for _, want := range []string{
-		"Reviewed 1 file (+8 −0) of " + c.HeadSHA[:12] + " against " + c.BaseSHA[:12],
+	summaryHas(t, res.Review.Summary,
+		"Reviewed 1 file (+8 −0) of "+c.HeadSHA[:12]+" against "+c.BaseSHA[:12],
 		"Changes requested: 1 finding at or above high severity",
 		"- high logic: SQL injection (app.go:10)",
 		"Not reviewed: 2 files (1 generated, 1 lock file)",
 		"Excluded by the repository's configuration: 1 file",
 		"- .quorum.yaml line 3: quorum: want a number",
-	} {
-		if !strings.Contains(res.Review.Summary, want) {
-			t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
-		}
-	}
+	)
 }
 
 // TestSpecialistNotes: what a specialist notes while it runs is in the
@@ -512,5 +553,79 @@ func TestSpecialistNotes(t *testing.T) {
 	}
 	if got := progressNotes["security"]; len(got) != 1 || !strings.HasPrefix(got[0], "the LLM engine failed") {
 		t.Errorf("progress notes %q", got)
+	}
+}
+
+// Source skipped for its shape is not analysed source: a NUL byte in a
+// comment (binary), a link Python imports, a generated marker on a new
+// file, vendored, third-party and built code, one long line. The summary
+// names each and why, and the review does not approve.
+func TestSkippedSourceIsNotApproved(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n", "impl.txt": "import os\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{
+		"run.sh":                "#!/bin/sh\n# \x00\neval \"$1\"\n",
+		"Dockerfile":            "FROM debian:12\n# \x00\nUSER root\n",
+		"impl.txt":              "import os\nos.system(input())\n",
+		"gen.py":                "# @generated\nimport os\nos.system(input())\n",
+		"vendor/lib/x.py":       "import os\n",
+		"third_party/x.js":      "eval(x)\n",
+		"dist/app.js":           "eval(x)\n",
+		"web/one.js":            "eval(x); " + strings.Repeat("var a = 1; ", 100) + "\n",
+		"bin/tool":              "#!/usr/bin/env python3\n\x00\n",
+		"docs/notes.txt":        "notes\n",
+		"docs/big.png":          "\x89PNG\x00\x00",
+		"hand.py":               "import os\n",
+		"README.md":             "y\n",
+		"docs/api/reference.md": "# API\n",
+	})
+	if err := os.Symlink("impl.txt", filepath.Join(r.Dir, "helper.py")); err != nil {
+		t.Fatal(err)
+	}
+	// A link to source the review analyses hides nothing.
+	r.Write(map[string]string{"lib/real.py": "import os\n"})
+	if err := os.Symlink("real.py", filepath.Join(r.Dir, "lib/alias.py")); err != nil {
+		t.Fatal(err)
+	}
+	r.Commit("feature")
+	c := prChange(t, r, "main", "feature")
+	res := Run(context.Background(), c, []specialist.Specialist{fake{name: "logic"}, fake{name: "security"}}, opts())
+	if res.Review.Verdict != review.VerdictComment {
+		t.Errorf("verdict %s, want comment", res.Review.Verdict)
+	}
+	summaryHas(t, res.Review.Summary,
+		"Not analysed: 9 files of changed source, so this review cannot approve it.",
+		"- Dockerfile, bin/tool, run.sh: skipped as binary (git found a NUL byte in it)",
+		"- helper.py: skipped: a symbolic link (to impl.txt), not followed",
+		"- dist/app.js, gen.py: skipped as generated, which only this change says (a new file)",
+		"- third_party/x.js, vendor/lib/x.py: skipped as vendored (a new file in a vendored directory)",
+		"- web/one.js: skipped as minified",
+		"Not reviewed: 11 files (4 binary, 2 generated, 1 minified, 2 symlink, 2 vendored).",
+	)
+	if strings.Contains(res.Review.Summary, "big.png") || strings.Contains(res.Review.Summary, "notes.txt") || strings.Contains(res.Review.Summary, "alias.py") {
+		t.Errorf("a file that is not source is listed as not analysed:\n%s", res.Review.Summary)
+	}
+}
+
+// summaryHas fails t for each of wants the summary does not say.
+func summaryHas(t *testing.T, summary string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, summary)
+		}
+	}
+}
+
+// A path of thousands of characters is shortened in the summary, which
+// would otherwise be that path.
+func TestGapTextShortensALongPath(t *testing.T) {
+	long := strings.Repeat("d/", 7500) + "x.py"
+	text := gapText([]gap{{path: long, reason: "its name is too long to copy it"}})
+	if len(text) > 500 || !strings.Contains(text, "…") || !strings.HasSuffix(text, "d/x.py: its name is too long to copy it\n") {
+		t.Errorf("gap text of %d bytes:\n%.600s", len(text), text)
 	}
 }

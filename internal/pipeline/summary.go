@@ -71,11 +71,11 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 		}
 	}
 	fmt.Fprintf(&b, "Findings by specialist: %s.\n", strings.Join(parts, ", "))
-	if l := languagesText(reviewed, res.Outcomes); l != "" {
+	if l := languagesText(reviewed, s.langs, res.Outcomes); l != "" {
 		b.WriteString(l + "\n")
 	}
 	if failed := failures(res.Outcomes); len(failed) > 0 {
-		fmt.Fprintf(&b, "Did not finish: %s. The review went ahead with %d of %d specialists (quorum %d); it may miss what they would have found.\n",
+		fmt.Fprintf(&b, "Did not finish: %s. The review went ahead with %d of %d specialists (quorum %d); it may miss what they would have found, so it does not approve the change.\n",
 			strings.Join(failed, "; "), len(res.Review.SpecialistsSucceeded), len(res.Outcomes), res.Quorum)
 	}
 	if s.dropped.Capped > 0 {

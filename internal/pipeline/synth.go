@@ -20,11 +20,16 @@ import (
 // excerptContext is how many lines an excerpt shows either side of a finding.
 const excerptContext = 3
 
+// maxExcerptLines bounds an excerpt: a finding may span a whole file.
+const maxExcerptLines = 40
+
 // synthesis is what synthesize makes of the specialists' findings.
 type synthesis struct {
 	verdict string
 	// gaps are the changed source files no engine analysed.
 	gaps []gap
+	// langs are the languages of the changed source files, by path.
+	langs map[string]string
 	// causes says, by finding id, what in the change caused a finding
 	// off its added lines.
 	causes   map[string]string
@@ -164,9 +169,12 @@ func synthesize(ctx context.Context, c *change.Change, outcomes []Outcome, opts 
 			Excerpt:        excerptOf(cd.Finding, lines),
 		})
 	}
-	// Source that was not analysed is never approved.
-	s.gaps = unanalysed(c, outcomes)
-	if len(s.gaps) > 0 && s.verdict == review.VerdictApprove {
+	// Source that was not analysed is never approved, nor a change a
+	// specialist did not finish reviewing: what it would have found is
+	// not known.
+	s.langs = sourceLanguages(ctx, c)
+	s.gaps = unanalysed(ctx, c, s.langs, outcomes)
+	if (len(s.gaps) > 0 || len(failures(outcomes)) > 0) && s.verdict == review.VerdictApprove {
 		s.verdict = review.VerdictComment
 	}
 	s.total = len(s.findings)
@@ -276,7 +284,7 @@ func excerpt(path string, lines []string, line, end int) review.Excerpt {
 		return e
 	}
 	e.StartLine = max(1, line-excerptContext)
-	e.EndLine = min(len(lines), end+excerptContext)
+	e.EndLine = min(len(lines), end+excerptContext, e.StartLine+maxExcerptLines-1)
 	for n := e.StartLine; n <= e.EndLine; n++ {
 		e.Lines = append(e.Lines, review.Line{Number: n, Text: lines[n-1]})
 	}

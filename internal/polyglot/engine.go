@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/lang"
 	"github.com/quorum-review/quorum/internal/memo"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/udiff"
@@ -82,8 +84,11 @@ type outcome struct {
 	files []fileRun
 	// diags are their reports at head on every known rule.
 	diags []diag
-	// head holds the changed files' contents at head.
-	head map[string][]byte
+	// head holds the changed files' contents at head, lines their lines,
+	// and patch them as patches are written of them.
+	head  map[string][]byte
+	lines map[string]*lineIndex
+	patch map[string]*udiff.File
 	// twins counts the reports at base, by twinKey: a report on the
 	// same rule and the same line text is not new.
 	twins map[string]int
@@ -135,12 +140,13 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	for k, n := range o.twins {
 		twins[k] = n
 	}
+	added := map[string][]int{}
 	var fs []specialist.Finding
 	said := map[string]bool{}
 	first, again := map[string]int{}, map[int][]int{}
 	for _, d := range o.diags {
 		r, ok := lookup(d.rule)
-		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], d) {
+		if !ok || r.Specialist != name || !on(rs, d.rule, r) || !changed(files[d.path], added, d) {
 			continue
 		}
 		if r.Category == specialist.CategorySecurity && strings.HasPrefix(d.rule, "ruff:") && pythonTest.MatchString(d.path) {
@@ -148,8 +154,8 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			// shell: test code does not ship.
 			continue
 		}
-		text := lineText(o.head[d.path], d.line)
-		if r.keep != nil && !r.keep(d.message, instruction(o.head[d.path], d)) {
+		text := o.lines[d.path].line(d.line)
+		if r.keep != nil && !r.keep(d.message, instruction(o.lines[d.path], d)) {
 			continue
 		}
 		if k := twinKey(d.rule, d.path, text); twins[k] > 0 {
@@ -171,7 +177,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		first[same] = len(fs)
-		f := e.finding(unfixed(d, o.added[d.path]), r, o.head[d.path])
+		f := e.finding(unfixed(d, o.added[d.path]), r, o.patch[d.path])
 		tellAdded(&f, d, o.added[d.path])
 		fs = append(fs, f)
 	}
@@ -181,11 +187,20 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	return specialist.OnChangedLines(c, fs), nil
 }
 
-// joinLines names line numbers: "line 12", "lines 12, 40 and 52".
+// maxJoinedLines is how many line numbers a finding's body names; a
+// report repeated on thousands of lines names the first and counts the
+// rest.
+const maxJoinedLines = 20
+
+// joinLines names line numbers: "line 12", "lines 12, 40 and 52",
+// "lines 1, 2, … 20 and 980 more".
 func joinLines(lines []int) string {
 	var parts []string
-	for _, l := range lines {
+	for _, l := range lines[:min(len(lines), maxJoinedLines)] {
 		parts = append(parts, strconv.Itoa(l))
+	}
+	if len(lines) > maxJoinedLines {
+		parts = append(parts, fmt.Sprintf("%d more", len(lines)-maxJoinedLines))
 	}
 	if len(parts) == 1 {
 		return "line " + parts[0]
@@ -207,21 +222,24 @@ func sameKind(rule string) string {
 var pythonTest = regexp.MustCompile(`(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$`)
 
 // changed reports whether a report lies on lines the change added or
-// modified.
-func changed(f *change.File, d diag) bool {
+// modified. added caches each file's added lines, so that a report
+// spanning the whole file costs no more than one on a line.
+func changed(f *change.File, added map[string][]int, d diag) bool {
 	if f == nil {
 		return false
 	}
-	for l := d.line; l <= max(d.endLine, d.line); l++ {
-		if f.Changed(l) {
-			return true
-		}
+	a, ok := added[f.Path()]
+	if !ok {
+		a = f.AddedLines()
+		added[f.Path()] = a
 	}
-	return false
+	return change.AnyIn(a, d.line, max(d.endLine, d.line))
 }
 
-// finding turns a report into a finding.
-func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
+// finding turns a report into a finding; its fix becomes a patch of the
+// file, when the file's bytes are what the analyzer read (patch is nil
+// for a file transcoded for it).
+func (e *Engine) finding(d diag, r Rule, patch *udiff.File) specialist.Finding {
 	tool, code, _ := strings.Cut(d.rule, ":")
 	headline, rest := split(d.message)
 	var body []string
@@ -250,8 +268,8 @@ func (e *Engine) finding(d diag, r Rule, head []byte) specialist.Finding {
 		Headline: headline,
 		Engine:   specialist.EngineBuiltin,
 	}
-	if len(d.fix) > 0 && head != nil {
-		if p, err := udiff.Unified(d.path, head, d.fix); err == nil && p != "" {
+	if len(d.fix) > 0 && patch != nil {
+		if p, err := patch.Unified(d.path, d.fix); err == nil && p != "" {
 			f.SuggestedPatch = p
 			if d.fixMessage != "" {
 				body = append(body, "Suggested fix: "+strings.TrimSuffix(d.fixMessage, ".")+".")
@@ -286,21 +304,11 @@ func toolNamed(name string) *Tool {
 	return nil
 }
 
-// lineText is line n (1-based) of b, without its newline.
-func lineText(b []byte, n int) string {
-	for i := 1; len(b) > 0; i++ {
-		l, rest, _ := bytes.Cut(b, []byte("\n"))
-		if i == n {
-			return string(l)
-		}
-		b = rest
-	}
-	return ""
-}
-
 // instruction is the text a rule's keep decides by: the report's lines,
 // and for a Dockerfile the rest of the instruction (its continued lines).
-func instruction(b []byte, d diag) string {
+// A report longer than maxInstructionLines is given by its first lines
+// and its last.
+func instruction(x *lineIndex, d diag) string {
 	end := max(d.endLine, d.line)
 	var parts []string
 	start := d.line
@@ -309,8 +317,11 @@ func instruction(b []byte, d diag) string {
 		// the line before: cur.execute(\n "…" % x).
 		start--
 	}
-	for n := start; n <= end+200; n++ {
-		t := lineText(b, n)
+	for n := start; n <= end+maxInstructionLines; n++ {
+		if n-start == maxInstructionLines && n < end {
+			n = end
+		}
+		t := x.line(n)
 		parts = append(parts, t)
 		if n >= end && !(strings.HasPrefix(d.rule, "hadolint:") && strings.HasSuffix(strings.TrimSpace(t), "\\")) {
 			break
@@ -340,7 +351,7 @@ func oxlintExtras(rs specialist.Rules) []string {
 // on a changed line of a file that existed at base, runs it on the base's
 // copies too, for the differential step.
 func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*outcome, error) {
-	o := &outcome{head: map[string][]byte{}, twins: map[string]int{}, added: map[string][]suppression{}}
+	o := &outcome{head: map[string][]byte{}, lines: map[string]*lineIndex{}, patch: map[string]*udiff.File{}, twins: map[string]int{}, added: map[string][]suppression{}}
 	byTool := map[*Tool][]*change.File{}
 	for _, f := range c.Files {
 		if f.Status == change.StatusDeleted || f.NewPath == "" {
@@ -355,7 +366,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			return content
 		}
-		t := toolFor(p, func() []byte { b := read(); return b[:min(len(b), 128)] })
+		t := toolOf(lang.Detect(p, read))
 		if t == nil {
 			continue
 		}
@@ -372,13 +383,23 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			fr.why = fmt.Sprintf("it is larger than %d MiB", maxFile>>20)
 		case bytes.IndexByte(b, 0) >= 0:
 			fr.why = "it holds NUL bytes"
-		case t == Shellcheck && path.Ext(p) == ".zsh":
+		case t == Shellcheck && zsh(p):
 			fr.why = "shellcheck does not check zsh scripts"
 		case !e.found[t].Usable():
 			fr.why = e.found[t].Why()
 		default:
-			o.head[p] = b
-			o.added[p] = addedSuppressions(ctx, c, f, t, b)
+			u, transcoded, why := asUTF8(t, b)
+			if why != "" {
+				fr.why = why
+				break
+			}
+			if !transcoded {
+				// The analyzer's fixes of a transcoded copy are not the
+				// file's bytes: no patch of it.
+				o.patch[p] = udiff.NewFile(u)
+			}
+			o.head[p], o.lines[p] = u, indexLines(u)
+			o.added[p] = addedSuppressions(ctx, c, f, t, u)
 			byTool[t] = append(byTool[t], f)
 		}
 		o.files = append(o.files, fr)
@@ -393,11 +414,12 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	defer os.RemoveAll(work)
 
 	type toolRun struct {
-		tool  *Tool
-		files []*change.File
-		rep   report
-		err   error
-		took  time.Duration
+		tool   *Tool
+		files  []*change.File
+		rep    report
+		failed map[string]string
+		err    error
+		took   time.Duration
 	}
 	var runs []*toolRun
 	for _, t := range Tools {
@@ -413,7 +435,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 				contents[f.NewPath] = neutralised(o.head[f.NewPath], o.added[f.NewPath])
 			}
 			start := time.Now()
-			r.rep, r.err = e.analyse(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
+			r.rep, r.failed, r.err = e.analyseIsolated(ctx, r.tool, filepath.Join(work, r.tool.Name, "head"), contents, extra)
 			r.took = time.Since(start)
 		})
 	}
@@ -423,12 +445,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	}
 	failed := map[string]string{}
 	for _, r := range runs {
-		if r.err != nil {
-			for _, f := range r.files {
-				failed[f.NewPath] = fmt.Sprintf("%s failed: %v", r.tool.Name, r.err)
-			}
-			continue
-		}
+		maps.Copy(failed, r.failed)
 		for _, u := range r.rep.unparsed {
 			failed[u.path] = u.why
 		}
@@ -450,13 +467,10 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		base    map[string][]byte
 		newPath map[string]string
 		rep     report
-		err     error
 	}
 	var bases []*baseRun
+	added := map[string][]int{}
 	for _, r := range runs {
-		if r.err != nil {
-			continue
-		}
 		br := &baseRun{run: r, base: map[string][]byte{}, newPath: map[string]string{}}
 		for _, d := range r.rep.diags {
 			if failed[d.path] != "" {
@@ -464,7 +478,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			o.diags = append(o.diags, d)
 			f := files[d.path]
-			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, d) {
+			if f == nil || f.Status == change.StatusAdded || f.OldPath == "" || !changed(f, added, d) {
 				continue
 			}
 			if _, done := br.newPath[f.OldPath]; done || unsafeName(f.OldPath) != "" {
@@ -472,6 +486,10 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			}
 			b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath)
 			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			b, _, why := asUTF8(r.tool, b)
+			if why != "" {
 				continue
 			}
 			br.base[f.OldPath], br.newPath[f.OldPath] = b, f.NewPath
@@ -484,7 +502,7 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	for _, br := range bases {
 		wg.Go(func() {
 			start := time.Now()
-			br.rep, br.err = e.analyse(ctx, br.run.tool, filepath.Join(work, br.run.tool.Name, "base"), br.base, extra)
+			br.rep, _, _ = e.analyseIsolated(ctx, br.run.tool, filepath.Join(work, br.run.tool.Name, "base"), br.base, extra)
 			br.run.took += time.Since(start)
 		})
 	}
@@ -492,14 +510,15 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	// Without a file's base (the run failed on it) every report on a
+	// changed line counts as new; that is what the head says.
 	for _, br := range bases {
-		if br.err != nil {
-			// Without the base every report on a changed line counts as
-			// new; that is what the head says.
-			continue
-		}
+		base := map[string]*lineIndex{}
 		for _, d := range br.rep.diags {
-			o.twins[twinKey(d.rule, br.newPath[d.path], lineText(br.base[d.path], d.line))]++
+			if base[d.path] == nil {
+				base[d.path] = indexLines(br.base[d.path])
+			}
+			o.twins[twinKey(d.rule, br.newPath[d.path], base[d.path].line(d.line))]++
 		}
 	}
 	if e.ran != nil {
@@ -535,8 +554,15 @@ func unsafeName(p string) string {
 	if path.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..") {
 		return "its name leaves the repository"
 	}
+	if len(p) > maxName || slices.ContainsFunc(strings.Split(p, "/"), func(part string) bool { return len(part) > 255 }) {
+		return "its name is too long to copy it"
+	}
 	return ""
 }
+
+// maxName is the longest path a file is copied to under the analyzers'
+// directory: well under PATH_MAX (4096) with the directory in front.
+const maxName = 1024
 
 // analyse writes contents (by repository path) under dir and runs t on
 // them.
@@ -611,11 +637,17 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 	res, err := sandboxed(tctx, sandboxRun{exe: e.found[t].Path, args: args, dir: src, analyzersDir: e.dir})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return report{}, fmt.Errorf("did not finish within %s", e.timeout)
+			return report{}, fmt.Errorf("%w within %s", errDidNotFinish, e.timeout)
 		}
 		return report{}, err
 	}
-	read := func(p string) []byte { return contents[p] }
+	indexed := map[string]*lineIndex{}
+	read := func(p string) *lineIndex {
+		if indexed[p] == nil && contents[p] != nil {
+			indexed[p] = indexLines(contents[p])
+		}
+		return indexed[p]
+	}
 	var rep report
 	switch t {
 	case Ruff:

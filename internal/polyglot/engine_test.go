@@ -369,3 +369,184 @@ print("[]")
 		t.Errorf("app.py: %+v; want it not analysed, the memory limit named", got)
 	}
 }
+
+// A report that spans a whole large file costs no more than one on a
+// line: a 0.9 MB Python file whose S608 string runs 300,000 lines is
+// reviewed in seconds, not the minutes a line lookup from the file's start
+// per line took.
+func TestEngineReportSpanningAHugeFileIsCheap(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	big := "def find(cur, name):\n    cur.execute(\"\"\"SELECT * FROM users WHERE name = '%s'\n" +
+		strings.Repeat("xx\n", 300_000) + "\"\"\" % name)\n"
+	r.Write(map[string]string{"big.py": big})
+	head := r.Commit("head")
+	start := time.Now()
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("review took %s", took)
+	}
+	if !cov["big.py"].Analysed {
+		t.Fatalf("big.py not analysed: %+v", cov["big.py"])
+	}
+	if g := rulesOf(got[specialist.Security]); !slices.Equal(g, []string{"ruff:S608 big.py:2"}) {
+		t.Errorf("security findings %v, want S608 on line 2", g)
+	}
+}
+
+// Source known by its first line or by a name the docs list is given to
+// its analyzer: an extension-less Python or bash script (through env, with
+// flags, or from /usr/local), direnv's .envrc, an upper-case extension and
+// a *.Dockerfile of any case.
+func TestEngineAnalysesScriptsByShebangAndName(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"bin/py":         "#!/usr/bin/env python3\nimport os\nos.system(input())\n",
+		"bin/local":      "#!/usr/local/bin/bash\ndir=$1\ncd $dir\n",
+		"bin/env-s":      "#!/usr/bin/env -S bash\ndir=$1\ncd $dir\n",
+		".envrc":         "dir=$1\ncd $dir\n",
+		"x.PY":           "import os\nos.system(input())\n",
+		"app.Dockerfile": "FROM debian:12\nUSER root\n",
+	})
+	head := r.Commit("head")
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, tool := range map[string]string{"bin/py": "ruff", "bin/local": "shellcheck", "bin/env-s": "shellcheck", ".envrc": "shellcheck", "x.PY": "ruff", "app.Dockerfile": "hadolint"} {
+		if cv := cov[p]; !cv.Analysed || cv.Engine != tool {
+			t.Errorf("%s: coverage %+v, want analysed by %s", p, cv, tool)
+		}
+	}
+	all := append(rulesOf(got[specialist.Security]), rulesOf(got[specialist.Logic])...)
+	for _, want := range []string{"ruff:S605 bin/py:3", "shellcheck:SC2164 bin/local:3", "shellcheck:SC2164 bin/env-s:3", "shellcheck:SC2164 .envrc:2", "ruff:S605 x.PY:2", "hadolint:DL3002 app.Dockerfile:2"} {
+		if !slices.Contains(all, want) {
+			t.Errorf("no %s in %v", want, all)
+		}
+	}
+}
+
+// Source that is not UTF-8 is analysed in the encoding it declares (a
+// Python file's PEP 263 line), on its own line numbers, or named as not
+// analysed; never passed over as clean, and never reported of a path ".".
+func TestEngineNonUTF8Source(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"declared.py":   "# -*- coding: latin-1 -*-\nimport os\n# caf\xe9\nos.system(input())\n",
+		"undeclared.py": "import os\n# caf\xe9\nos.system(input())\n",
+		"unknown.py":    "# coding: klingon\nimport os\n# caf\xe9\nos.system(input())\n",
+		"web/latin.js":  "// caf\xe9\neval(location.hash)\n",
+		"web/fine.js":   "eval(location.hash)\n",
+		"latin.sh":      "#!/bin/sh\n# caf\xe9\ndir=$1\ncd $dir\n",
+	})
+	head := r.Commit("head")
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, want := range map[string]string{
+		"declared.py":   "",
+		"undeclared.py": "it is not valid UTF-8 and declares no other encoding (PEP 263)",
+		"unknown.py":    "it is not valid UTF-8, and quorum does not know the encoding it declares (klingon)",
+		"web/latin.js":  "it is not valid UTF-8, the only encoding oxlint reads",
+		"web/fine.js":   "",
+		"latin.sh":      "",
+	} {
+		cv, ok := cov[p]
+		if !ok || cv.Analysed != (want == "") || cv.Reason != want {
+			t.Errorf("%s: coverage %+v, want analysed %v, reason %q", p, cv, want == "", want)
+		}
+	}
+	if cv, ok := cov["."]; ok {
+		t.Errorf("coverage of a path \".\": %+v", cv)
+	}
+	sec := rulesOf(got[specialist.Security])
+	for _, want := range []string{"ruff:S605 declared.py:4", "oxlint:eslint/no-eval web/fine.js:1"} {
+		if !slices.Contains(sec, want) {
+			t.Errorf("no %s in %v", want, sec)
+		}
+	}
+	for _, f := range got[specialist.Security] {
+		if f.Path == "declared.py" && f.SuggestedPatch != "" {
+			t.Errorf("a patch of the transcoded copy, not the file: %s", f.SuggestedPatch)
+		}
+	}
+	if !slices.Contains(rulesOf(got[specialist.Logic]), "shellcheck:SC2164 latin.sh:4") {
+		t.Errorf("latin-1 shell not checked: %v", rulesOf(got[specialist.Logic]))
+	}
+}
+
+// One hostile file does not hide its language: a file that crashes ruff,
+// one whose report is over the output limit, and one whose name is too
+// long to copy are each named as not analysed, and the others' findings
+// are reported.
+func TestEngineIsolatesAFileTheAnalyzerFailsOn(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"app/a.py":     "import os\nos.system(input())\n",
+		"app/b.py":     "import subprocess\nsubprocess.call(input(), shell=True)\n",
+		"app/crash.py": "x = 1" + strings.Repeat("+1", 500_000) + "\n",
+		"app/noisy.py": strings.Repeat("x == 1\n", 100_000),
+		"app/c.py":     "import os\nos.system(input())\n",
+	})
+	r.Git("add", "-A")
+	// A 15,000-character path: git keeps it, no file system can copy it.
+	long := strings.Repeat(strings.Repeat("d", 249)+"/", 60) + "x.py"
+	blob := r.Git("hash-object", "-w", filepath.Join(r.Dir, "app/a.py"))
+	r.Git("update-index", "--add", "--cacheinfo", "100644,"+blob+","+long)
+	r.Git("commit", "-q", "-m", "head")
+	head := r.Git("rev-parse", "HEAD")
+
+	got, cov := review(t, e, r, base, head, specialist.Rules{})
+	for p, want := range map[string]string{
+		"app/a.py":     "",
+		"app/b.py":     "",
+		"app/c.py":     "",
+		"app/crash.py": "ruff failed: killed (signal: aborted",
+		"app/noisy.py": "ruff failed: printed more than 64 MiB",
+		long:           "its name is too long to copy it",
+	} {
+		cv := cov[p]
+		if cv.Analysed != (want == "") || !strings.Contains(cv.Reason, want) {
+			t.Errorf("%.40s: coverage analysed %v, reason %q; want %q", p, cv.Analysed, cv.Reason, want)
+		}
+	}
+	sec := rulesOf(got[specialist.Security])
+	for _, want := range []string{"ruff:S605 app/a.py:2", "ruff:S602 app/b.py:2", "ruff:S605 app/c.py:2"} {
+		if !slices.Contains(sec, want) {
+			t.Errorf("no %s in %v", want, sec)
+		}
+	}
+}
+
+// A report repeated on thousands of lines is one finding whose body names
+// a few of them and counts the rest, with its patch.
+func TestEngineRepeatedReportIsBounded(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"many.sh": "#!/bin/sh\n" + strings.Repeat("cd /tmp/x\n", 1000)})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	var f *specialist.Finding
+	for i := range got[specialist.Logic] {
+		if got[specialist.Logic][i].Rule == "shellcheck:SC2164" {
+			f = &got[specialist.Logic][i]
+		}
+	}
+	if f == nil || f.Line != 2 {
+		t.Fatalf("no SC2164 on line 2: %v", rulesOf(got[specialist.Logic]))
+	}
+	if !strings.Contains(f.Body, "The same on lines 3, 4, 5,") || !strings.Contains(f.Body, ", 22 and 979 more.") || len(f.Body) > 2000 {
+		t.Errorf("body of %d bytes:\n%.3000s", len(f.Body), f.Body)
+	}
+	if !strings.Contains(f.SuggestedPatch, "+cd /tmp/x || exit") {
+		t.Errorf("patch:\n%s", f.SuggestedPatch)
+	}
+}

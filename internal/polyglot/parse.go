@@ -1,12 +1,11 @@
 package polyglot
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quorum-review/quorum/internal/udiff"
 )
@@ -41,34 +40,9 @@ type report struct {
 	unparsed []unparsed
 }
 
-// source gives a file's bytes by its path relative to the run's
+// source gives a file's lines by its path relative to the run's
 // directory, for turning columns into offsets.
-type source func(path string) []byte
-
-// offset turns a 1-based line and a 1-based column counted in characters
-// (runes) into a byte offset of b; false when it is outside b. The column
-// just past a line's last character is its newline's offset.
-func offset(b []byte, line, col int) (int, bool) {
-	if line < 1 || col < 1 {
-		return 0, false
-	}
-	off := 0
-	for l := 1; l < line; l++ {
-		i := bytes.IndexByte(b[off:], '\n')
-		if i < 0 {
-			return 0, false
-		}
-		off += i + 1
-	}
-	for c := 1; c < col; c++ {
-		if off >= len(b) || b[off] == '\n' {
-			return 0, false
-		}
-		_, size := utf8.DecodeRune(b[off:])
-		off += size
-	}
-	return off, true
-}
+type source func(path string) *lineIndex
 
 // rel makes an analyzer's file name relative to the run's directory, with
 // forward slashes; false for a file outside it.
@@ -127,11 +101,11 @@ func parseRuff(out []byte, dir string, src source) (report, error) {
 			d.url = *it.URL
 		}
 		if it.Fix != nil && it.Fix.Applicability == "safe" {
-			b := src(p)
-			ok := b != nil
+			x := src(p)
+			ok := x != nil
 			for _, e := range it.Fix.Edits {
-				s, ok1 := offset(b, e.Location.Row, e.Location.Column)
-				t, ok2 := offset(b, e.EndLocation.Row, e.EndLocation.Column)
+				s, ok1 := x.offset(e.Location.Row, e.Location.Column)
+				t, ok2 := x.offset(e.EndLocation.Row, e.EndLocation.Column)
 				if !ok1 || !ok2 || t < s {
 					ok = false
 					break
@@ -168,6 +142,21 @@ func parseOxlint(out []byte, dir string) (report, error) {
 	}
 	var r report
 	for _, it := range doc.Diagnostics {
+		if it.Filename == "" {
+			// A file oxlint could not read is named in the message alone
+			// ("Failed to open file /…/a.js with error \"…\""). Any other
+			// report of no file cannot be put on one: the run failed.
+			m := reOxlintOpen.FindStringSubmatch(it.Message)
+			p, ok := "", false
+			if m != nil {
+				p, ok = rel(dir, m[1])
+			}
+			if !ok || p == "." {
+				return report{}, fmt.Errorf("oxlint reported a failure of no file: %s", it.Message)
+			}
+			r.unparsed = append(r.unparsed, unparsed{p, "oxlint could not read it: " + m[2]})
+			continue
+		}
 		p, ok := rel(dir, it.Filename)
 		if !ok {
 			continue
@@ -194,6 +183,9 @@ func parseOxlint(out []byte, dir string) (report, error) {
 	}
 	return r, nil
 }
+
+// reOxlintOpen is oxlint's report of a file it could not read.
+var reOxlintOpen = regexp.MustCompile(`^Failed to open file (.+) with error "(.*)"$`)
 
 // parseShellcheck reads `shellcheck -f json1`.
 func parseShellcheck(out []byte, dir string, src source) (report, error) {
@@ -267,14 +259,14 @@ type shellcheckReplacement struct {
 
 // shellcheckEdits turns shellcheck's replacements into edits; nil when one
 // falls outside the file. json1 counts columns from 1, a tab as one.
-func shellcheckEdits(b []byte, rs []shellcheckReplacement) []udiff.Edit {
-	if b == nil {
+func shellcheckEdits(x *lineIndex, rs []shellcheckReplacement) []udiff.Edit {
+	if x == nil {
 		return nil
 	}
 	var es []udiff.Edit
 	for _, r := range rs {
-		s, ok1 := offset(b, r.Line, r.Column)
-		t, ok2 := offset(b, r.EndLine, r.EndColumn)
+		s, ok1 := x.offset(r.Line, r.Column)
+		t, ok2 := x.offset(r.EndLine, r.EndColumn)
 		if !ok1 || !ok2 || t < s {
 			return nil
 		}

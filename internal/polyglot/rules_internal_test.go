@@ -95,10 +95,10 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 // A Dockerfile instruction's continued lines are part of what decides.
 func TestInstructionTakesContinuedLines(t *testing.T) {
 	b := []byte("FROM x\nRUN set -eux; \\\n  curl -o a https://x | sh\nUSER app\n")
-	if got := instruction(b, diag{rule: "hadolint:DL4006", line: 2, endLine: 2}); got != "RUN set -eux; \\\n  curl -o a https://x | sh" {
+	if got := instruction(indexLines(b), diag{rule: "hadolint:DL4006", line: 2, endLine: 2}); got != "RUN set -eux; \\\n  curl -o a https://x | sh" {
 		t.Errorf("instruction %q", got)
 	}
-	if got := instruction(b, diag{rule: "shellcheck:SC2086", line: 2, endLine: 2}); got != "RUN set -eux; \\" {
+	if got := instruction(indexLines(b), diag{rule: "shellcheck:SC2086", line: 2, endLine: 2}); got != "RUN set -eux; \\" {
 		t.Errorf("a shell report takes only its line: %q", got)
 	}
 }

@@ -95,8 +95,24 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 	switch {
 	case errors.As(err, &exit):
 		res.exit = exit.ExitCode()
+		// Killed by a signal: the program itself, or, in bubblewrap,
+		// the program whose status bubblewrap passes on as 128+signal.
+		sig := syscall.Signal(0)
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return res, fmt.Errorf("killed by %s: %w (%s)", ws.Signal(), sandbox.ErrLimit, describeLimits())
+			sig = ws.Signal()
+		} else if sandbox.Probe().Bubblewrap != "" && res.exit > 128 && res.exit < 128+65 {
+			sig = syscall.Signal(res.exit - 128)
+		}
+		switch sig {
+		case 0:
+		case syscall.SIGKILL, syscall.SIGXCPU, syscall.SIGXFSZ:
+			// RLIMIT_CPU's hard limit and a file past RLIMIT_FSIZE.
+			return res, fmt.Errorf("killed (signal: %s): %w (%s)", sig, sandbox.ErrLimit, describeLimits())
+		default:
+			if outOfMemory.MatchString(res.stderr) {
+				return res, fmt.Errorf("killed (signal: %s): ran out of memory: %w (%s)", sig, sandbox.ErrLimit, describeLimits())
+			}
+			return res, fmt.Errorf("killed (signal: %s)", sig)
 		}
 		if outOfMemory.MatchString(res.stderr) {
 			return res, fmt.Errorf("ran out of memory: %w (%s)", sandbox.ErrLimit, describeLimits())

@@ -135,6 +135,8 @@ func OnChangedLines(c *change.Change, fs []Finding) []Finding {
 	for _, f := range c.Files {
 		byPath[f.Path()] = f
 	}
+	// Each file's added lines, once: a finding may span a whole file.
+	added := map[string][]int{}
 	out := fs[:0:0]
 	for _, f := range fs {
 		file := byPath[f.Path]
@@ -145,11 +147,13 @@ func OnChangedLines(c *change.Change, fs []Finding) []Finding {
 			out = append(out, f)
 			continue
 		}
-		for l := f.Line; l <= max(f.EndLine, f.Line); l++ {
-			if file.Changed(l) {
-				out = append(out, f)
-				break
-			}
+		a, ok := added[f.Path]
+		if !ok {
+			a = file.AddedLines()
+			added[f.Path] = a
+		}
+		if change.AnyIn(a, f.Line, max(f.EndLine, f.Line)) {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -23,6 +23,38 @@ type Edit struct {
 // applying edits (byte offsets into old) to old; empty when they change
 // nothing.
 func Unified(path string, old []byte, edits []Edit) (string, error) {
+	return NewFile(old).Unified(path, edits)
+}
+
+// File is a file's bytes with where its lines start, for writing many
+// patches of one file in time that grows with each patch, not the file.
+type File struct {
+	old []byte
+	// lineStart[i] is the offset of line i (0-based); a final entry is
+	// len(old).
+	lineStart []int
+	nLines    int
+}
+
+// NewFile indexes old's lines.
+func NewFile(old []byte) *File {
+	lineStart := []int{0}
+	for i, c := range old {
+		if c == '\n' && i+1 < len(old) {
+			lineStart = append(lineStart, i+1)
+		}
+	}
+	nLines := len(lineStart)
+	if len(old) == 0 {
+		nLines = 0
+	}
+	return &File{old: old, lineStart: append(lineStart, len(old)), nLines: nLines}
+}
+
+// Unified returns the unified diff of applying edits to the file, as the
+// function Unified does.
+func (f *File) Unified(path string, edits []Edit) (string, error) {
+	old, lineStart, nLines := f.old, f.lineStart, f.nLines
 	edits = slices.Clone(edits)
 	slices.SortStableFunc(edits, func(a, b Edit) int { return a.Start - b.Start })
 	for i, e := range edits {
@@ -34,19 +66,6 @@ func Unified(path string, old []byte, edits []Edit) (string, error) {
 		}
 	}
 
-	// Line starts of old: lineStart[i] is the offset of line i (0-based);
-	// a final entry is len(old).
-	lineStart := []int{0}
-	for i, c := range old {
-		if c == '\n' && i+1 < len(old) {
-			lineStart = append(lineStart, i+1)
-		}
-	}
-	nLines := len(lineStart)
-	if len(old) == 0 {
-		nLines = 0
-	}
-	lineStart = append(lineStart, len(old))
 	lineOf := func(off int) int {
 		i, found := slices.BinarySearch(lineStart[:max(nLines, 1)], off)
 		if found {
