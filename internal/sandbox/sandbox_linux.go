@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,10 +19,33 @@ var (
 )
 
 // Probe finds out, once, which layers this machine gives: it runs true
-// confined as a program would be, with bubblewrap, then without.
+// confined as a program would be, with bubblewrap, then without. Each
+// call (Command and Script make one) first marks close-on-exec the
+// descriptors quorum holds without it (closeInherited).
 func Probe() Report {
+	closeInherited()
 	probeOnce.Do(func() { probed = probe() })
 	return probed
+}
+
+// closeInherited marks close-on-exec every descriptor above stderr that
+// quorum holds without it: Go marks the ones it opens, not the ones its
+// parent left open (a socket, a pipe, a directory) or a C library opened
+// without O_CLOEXEC, and neither bubblewrap nor setpriv closes them, so
+// they would reach every confined program, a directory's being the
+// host's file system from there up. The
+// descriptors a run passes (its bound paths) are dup'ed onto 3, 4, …
+// without the flag, and so still pass.
+func closeInherited() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 func probe() Report {
