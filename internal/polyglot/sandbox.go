@@ -30,8 +30,7 @@ type sandboxRun struct {
 	args []string
 	// dir is the directory of the copied files it runs in (read-only to
 	// it); its parent, also read-only, holds quorum's configuration of
-	// the analyzer. Its HOME, TMPDIR and XDG directories are made in
-	// dir/.home, the one directory it may write.
+	// the analyzer.
 	dir string
 	// analyzersDir, read-only, is where the analyzers are installed;
 	// its bin goes first on PATH (hadolint finds shellcheck there).
@@ -50,31 +49,28 @@ var errTooMuchOutput = errors.New("printed more than 64 MiB")
 // sandboxed runs s confined by internal/sandbox: as an unprivileged user,
 // in namespaces of its own (no network, no process of the host, nothing
 // of the file system but the system's programs, the analyzers and the
-// copied files, read-only, and its private directory), with limits on
+// copied files, read-only, and a private /tmp in memory), with limits on
 // memory, CPU time, file size, open files and processes, an environment
 // of its own (no variable of quorum's reaches it, secrets included), and
 // killed with everything it started when ctx ends. A non-zero exit is not
 // an error (analyzers exit 1 when they report something): the caller
 // judges by the output.
 func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
-	home := filepath.Join(s.dir, ".home")
-	for _, d := range []string{home, filepath.Join(home, "tmp"), filepath.Join(home, "cache"), filepath.Join(home, "config")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return ran{}, err
-		}
-	}
 	path := "/usr/local/bin:/usr/bin:/bin"
 	ro := []string{filepath.Dir(s.dir)}
 	if s.analyzersDir != "" {
 		path = filepath.Join(s.analyzersDir, "bin") + string(os.PathListSeparator) + path
 		ro = append(ro, s.analyzersDir)
 	}
+	// Its HOME, temporary and XDG directories are the sandbox's own /tmp:
+	// memory, bounded in size, gone with it. Nothing of the host is
+	// writable to it.
 	env := []string{
 		"PATH=" + path,
-		"HOME=" + home,
-		"TMPDIR=" + filepath.Join(home, "tmp"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"HOME=/tmp",
+		"TMPDIR=/tmp",
+		"XDG_CACHE_HOME=/tmp/.cache",
+		"XDG_CONFIG_HOME=/tmp/.config",
 		"LANG=C.UTF-8",
 		"NO_COLOR=1",
 		// Node.js: no update checks, no telemetry, no colour.
@@ -84,7 +80,7 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 	var stdout, stderr bytes.Buffer
 	err := sandbox.Run(ctx, sandbox.Spec{
 		Exe: s.exe, Args: s.args, Env: env, Dir: s.dir,
-		ReadOnly: ro, Writable: []string{home}, Own: []string{filepath.Dir(s.dir)},
+		ReadOnly: ro, Own: []string{filepath.Dir(s.dir)},
 		Limits: limits,
 	}, &limited{w: &stdout, n: maxOutput}, &limited{w: &stderr, n: 64 << 10, quiet: true})
 	res := ran{stdout: stdout.Bytes(), stderr: stderr.String()}
