@@ -1,10 +1,13 @@
 package goanalysis
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,76 +16,113 @@ import (
 
 // The go command that go/packages starts for a load (go list, go env,
 // go version) runs in the analyzers' sandbox (internal/sandbox): as
-// nobody, without network unless the operator allows it, seeing only the
-// toolchain, the module cache (read-only), the copied tree and private
-// directories for its HOME and build cache, with the sandbox's limits.
+// nobody, without network unless the operator allows it, seeing the
+// toolchain, the module cache and the copied tree read-only, writing
+// only its go.mod copies and the sandbox's build cache, with the
+// sandbox's limits.
 //
 // go/packages starts "go" found on this process's PATH (exec.Command
 // resolves a bare name with the process's PATH, not the child's), so a
 // dispatcher named go goes first on PATH, once per process: with
 // QUORUM_GO_SANDBOX in the child's environment (a load's) it runs that
 // load's sandbox script, without it the go command it stands before.
+//
+// It fails closed: a load's environment holds a GOTOOLCHAIN that the go
+// command refuses, which only the sandbox script sets right. A go
+// command started for a load some other way (the dispatcher gone from
+// PATH) fails instead of running unconfined.
 
 // sandboxVar names, in the go command's environment, the script that
 // runs it confined.
 const sandboxVar = "QUORUM_GO_SANDBOX"
 
+// unconfinedToolchain is a load's GOTOOLCHAIN outside the sandbox: not
+// one the go command accepts.
+const unconfinedToolchain = "GOTOOLCHAIN=quorum-sandbox-required"
+
 var (
-	dispatchOnce sync.Once
-	dispatchErr  error
+	dispatchMu  sync.Mutex
+	dispatchBin string
 )
 
-// installDispatcher puts the dispatcher in dir/bin and first on PATH,
-// once per process; goPath is the go command it stands before.
-func installDispatcher(dir, goPath string) error {
-	dispatchOnce.Do(func() {
-		bin := filepath.Join(dir, "bin")
-		if err := os.MkdirAll(bin, 0o700); err != nil {
-			dispatchErr = err
-			return
+// dispatcher puts the dispatcher first on PATH, once per process, in a
+// directory of its own under the user's cache directory (or a temporary
+// one), and puts it back first if PATH has changed since; goPath is the
+// go command it stands before. It returns the dispatcher's path.
+func dispatcher(goPath string) (string, error) {
+	dispatchMu.Lock()
+	defer dispatchMu.Unlock()
+	if dispatchBin == "" {
+		base, err := os.UserCacheDir()
+		if err == nil {
+			base = filepath.Join(base, "quorum")
+			err = os.MkdirAll(base, 0o700)
+		}
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir, err := os.MkdirTemp(base, "go-dispatch-")
+		if err != nil {
+			return "", err
 		}
 		script := "#!/bin/sh\n# Written by quorum (internal/goanalysis): a load's go command runs in its sandbox.\n" +
 			"if [ -n \"${" + sandboxVar + ":-}\" ]; then exec \"$" + sandboxVar + "\" \"$@\"; fi\n" +
 			"exec " + shellQuote(goPath) + " \"$@\"\n"
-		tmp := filepath.Join(bin, ".go.tmp")
-		if err := os.WriteFile(tmp, []byte(script), 0o700); err != nil {
-			dispatchErr = err
-			return
+		if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o700); err != nil {
+			return "", err
 		}
-		if err := os.Rename(tmp, filepath.Join(bin, "go")); err != nil {
-			dispatchErr = err
-			return
+		dispatchBin = dir
+	}
+	self := filepath.Join(dispatchBin, "go")
+	if p, err := exec.LookPath("go"); err != nil || p != self {
+		if err := os.Setenv("PATH", dispatchBin+string(os.PathListSeparator)+os.Getenv("PATH")); err != nil {
+			return "", err
 		}
-		dispatchErr = os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	})
-	return dispatchErr
+	}
+	if _, err := os.Stat(self); err != nil {
+		return "", fmt.Errorf("the go command's dispatcher: %w", err)
+	}
+	return self, nil
 }
 
-// confine returns env for a load of the tree at dir whose go command runs
-// confined, and a function that removes what it made.
-func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
+// confinement is one load's sandbox of the go command.
+type confinement struct {
+	env []string
+	// private holds the script, its seccomp filter and the go.mod
+	// copies; root's, not shown to the go command but for mod.
+	private string
+	mod     string
+	n       int
+}
+
+func (c *confinement) release() { os.RemoveAll(c.private) }
+
+// confine returns the sandbox of the go command for a load of the tree
+// at dir.
+func (l *Loader) confine(env []string, dir string) (*confinement, error) {
+	if _, err := dispatcher(l.goPath); err != nil {
+		return nil, fmt.Errorf("confine the go command: %w", err)
+	}
 	private, err := os.MkdirTemp("", "quorum-go-")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	release := func() { os.RemoveAll(private) }
-	home := filepath.Join(private, "home")
-	tmp := filepath.Join(private, "tmp")
-	for _, d := range []string{home, tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			release()
-			return nil, nil, err
-		}
+	c := &confinement{private: private, mod: filepath.Join(private, "mod")}
+	if err := os.Mkdir(c.mod, 0o700); err != nil {
+		c.release()
+		return nil, err
 	}
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		switch {
-		case strings.HasPrefix(kv, "TMPDIR="):
+		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "GOTOOLCHAIN="):
 			continue
 		case strings.HasPrefix(kv, "HOME="):
-			kv = "HOME=" + home
+			// Its HOME and temporary directory are the sandbox's /tmp:
+			// memory, bounded, gone with it.
+			kv = "HOME=/tmp"
 		case strings.HasPrefix(kv, "XDG_CONFIG_HOME="):
-			kv = "XDG_CONFIG_HOME=" + home
+			kv = "XDG_CONFIG_HOME=/tmp"
 		case strings.HasPrefix(kv, "GOCACHE="):
 			// The sandbox's build cache, kept across loads: go list
 			// keeps its index of the standard library and the modules
@@ -93,14 +133,17 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 		}
 		out = append(out, kv)
 	}
-	out = append(out, "TMPDIR="+tmp)
+	out = append(out, "TMPDIR=/tmp", unconfinedToolchain)
 	spec := sandbox.Spec{
-		Exe:      l.goPath,
-		Env:      out,
-		ReadOnly: []string{l.goRoot},
-		Writable: []string{dir, home, tmp, l.sandboxCache},
-		Own:      []string{dir, home, tmp},
+		Exe: l.goPath,
+		Env: out,
+		// The tree is read-only to it: nothing it could leave there (a
+		// link to a host file, a FIFO) is read by quorum afterwards.
+		ReadOnly: []string{l.goRoot, dir},
+		Writable: []string{c.mod, l.sandboxCache},
+		Own:      []string{dir, c.mod},
 		Network:  l.cfg.Network,
+		Set:      []string{"GOTOOLCHAIN=local"},
 	}
 	if _, err := os.Stat(l.modCache); err == nil {
 		if l.cfg.Network {
@@ -112,15 +155,63 @@ func (l *Loader) confine(env []string, dir string) ([]string, func(), error) {
 	}
 	script, err := sandbox.Script(spec, private)
 	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("confine the go command: %w", err)
+		c.release()
+		return nil, fmt.Errorf("confine the go command: %w", err)
 	}
 	path := filepath.Join(private, "go")
 	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-		release()
-		return nil, nil, err
+		c.release()
+		return nil, err
 	}
-	return append(out, sandboxVar+"="+path), release, nil
+	c.env = append(out, sandboxVar+"="+path)
+	return c, nil
+}
+
+// envFor returns the environment of go list for the module at modDir of
+// the tree (root): its go.mod and go.sum are copied where the go command
+// may write them (-mod=mod adds what is missing), and -modfile names the
+// copy. In GOPATH mode there is no go.mod and nothing is written.
+func (c *confinement) envFor(root, modDir string) ([]string, error) {
+	if !slicesContains(c.env, "GO111MODULE=on") {
+		return c.env, nil
+	}
+	c.n++
+	dir := filepath.Join(c.mod, strconv.Itoa(c.n))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(modDir), name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := sandbox.Own(dir); err != nil {
+		return nil, err
+	}
+	env := make([]string, len(c.env))
+	for i, kv := range c.env {
+		if flags, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			kv = "GOFLAGS=" + strings.TrimSpace(flags+" -modfile="+filepath.Join(dir, "go.mod"))
+		}
+		env[i] = kv
+	}
+	return env, nil
+}
+
+func slicesContains(env []string, kv string) bool {
+	for _, e := range env {
+		if e == kv {
+			return true
+		}
+	}
+	return false
 }
 
 func shellQuote(s string) string {

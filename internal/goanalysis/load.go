@@ -315,11 +315,18 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 
-	tmp, err := os.MkdirTemp("", "quorum-tree-")
+	// The tree is a directory inside one of root's own (0700): given to
+	// the sandbox's user for the go command to read, it is still out of
+	// reach of the host's other processes of that user.
+	outer, err := os.MkdirTemp("", "quorum-tree-")
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(outer)
+	tmp := filepath.Join(outer, "tree")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
 	t := tree{dir: "."}
 	if t.root, err = os.OpenRoot(tmp); err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
@@ -376,11 +383,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 	}
 
 	// The go command runs confined (confine.go).
-	env, release, err := l.confine(env, tmp)
+	confined, err := l.confine(env, tmp)
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
-	defer release()
+	defer confined.release()
 
 	// The go command and the type checker get Timeout for all modules;
 	// past it the rest is reviewed with the syntax alone, while ctx lasts.
@@ -394,7 +401,10 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		var typeErrs []Diagnostic
 		var failed map[string]string
 		if loadCtx.Err() == nil {
-			roots, failed, typeErrs, partial, err = l.loadPackages(loadCtx, env, root, g, testDirs(s))
+			var genv []string
+			if genv, err = confined.envFor(root, g.modDir); err == nil {
+				roots, failed, typeErrs, partial, err = l.loadPackages(loadCtx, genv, root, g, testDirs(s))
+			}
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -528,6 +538,11 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		// tenth of the work, and all a review of the repository's own
 		// code needs of them.
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			if !inside(root, filename) && !inside(l.goRoot, filename) && !inside(l.modCache, filename) {
+				// go list names only files of these; anything else is
+				// not read into a review.
+				return nil, fmt.Errorf("%s is outside the tree, GOROOT and the module cache", filepath.Base(filename))
+			}
 			if inside(root, filename) {
 				// gosec still reads the syntactic objects (ast.Ident.Obj).
 				return parser.ParseFile(fset, filename, src, parser.ParseComments)
@@ -952,9 +967,6 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	}
 	if err := sandbox.Own(l.sandboxCache); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)
-	}
-	if err := installDispatcher(cacheDir, goPath); err != nil {
-		return nil, "", fmt.Errorf("the go command's sandbox: %w", err)
 	}
 	// Offline, the module cache is the proxy: an import no go.mod
 	// requires (a GOPATH-era tree's, say) resolves to the newest version

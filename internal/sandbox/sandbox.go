@@ -98,6 +98,9 @@ type Spec struct {
 	// Network keeps the host's network (for a module download); off,
 	// it has none.
 	Network bool
+	// Set are variables ("K=V") a Script sets before it starts the
+	// sandbox, over those it is run with.
+	Set []string
 	// Limits; the zero value means DefaultLimits.
 	Limits Limits
 }
@@ -252,6 +255,10 @@ func Script(s Spec, dir string) (string, error) {
 	for i, f := range files {
 		fmt.Fprintf(&b, "exec %d<%s\n", 3+i, quote(f.Name()))
 		f.Close()
+	}
+	for _, kv := range s.Set {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "%s=%s; export %s\n", k, quote(v), k)
 	}
 	b.WriteString("exec")
 	for _, a := range argv {
