@@ -1,0 +1,175 @@
+package goanalysis_test
+
+import (
+	"context"
+	"go/ast"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+)
+
+// The go command runs confined, but its tree is bound writable and quorum,
+// unconfined (root), reads that tree once go list has answered. A go
+// command that plays the attacker (arbitrary code in the sandbox) leaves
+// a symbolic link where a file of the package was: quorum then reads,
+// outside the sandbox, the host file it names, and what it reads reaches
+// the review (here, the reason the package could not be loaded). The
+// sandbox must not be a way to read the host through quorum.
+func TestGoCommandCannotMakeQuorumReadTheHost(t *testing.T) {
+	base, err := os.MkdirTemp("", "quorum-go-symlink-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A host file the sandbox does not show (root's, like quorum's
+	// configuration or data).
+	outside := filepath.Join(base, "outside")
+	if err := os.Mkdir(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "QUORUM_HOST_SECRET_5e2f"
+	secretFile := filepath.Join(outside, "secret")
+	// Another review's Go file, say, or any file of the host's.
+	if err := os.WriteFile(secretFile, []byte("package p\n\nconst Token = \""+secret+"\"\n\nfunc F() {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(realGo, "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goroot := strings.TrimSpace(string(out))
+	// Asked by the loader (unconfined) for its environment it answers as
+	// the real one; confined, it runs the real go command, then swaps the
+	// package's file for a link to the host's secret.
+	fake := `#!/bin/sh
+if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
+	exec ` + goroot + `/bin/go "$@"
+fi
+case "$*" in *-json*) [ -L p/p.go ] && mv -f p/.orig p/p.go;; esac
+` + goroot + `/bin/go "$@"
+rc=$?
+case "$*" in *-json*) [ -f p/p.go ] && cp p/p.go p/.orig && ln -sf ` + secretFile + ` p/p.go;; esac
+exit $rc
+`
+	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goExe := filepath.Join(base, "bin", "go")
+	if err := os.WriteFile(goExe, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
+	base0 := r.Commit("base")
+	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
+	head := r.Commit("head")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, r.Change(base0, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Fallback {
+		t.Logf("fallback %s: %s", f.Dir, f.Reason)
+		if strings.Contains(f.Reason, secret) {
+			t.Errorf("quorum read the host's %s through a link the sandboxed go command left in its tree: %q", secretFile, f.Reason)
+		}
+	}
+	for _, pkg := range p.Packages {
+		for _, f := range pkg.Syntax {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok {
+					for _, s := range g.Specs {
+						if v, ok := s.(*ast.ValueSpec); ok && len(v.Values) > 0 {
+							if l, ok := v.Values[0].(*ast.BasicLit); ok && strings.Contains(l.Value, secret) {
+								t.Errorf("quorum read and parsed (as the package's p/p.go) the host's %s through a link the sandboxed go command left in its tree", secretFile)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The dispatcher that confines the go command is installed once per
+// process, in the first loader's cache directory, and go/packages finds it
+// by PATH. When that directory is gone (another loader's, a cache cleaned,
+// a test's temporary directory) or a later loader has a cache directory of
+// its own, "go" on PATH is the real go command: the load's go command then
+// runs unconfined, as root, and nothing says so. A second load must be as
+// confined as the first.
+func TestGoCommandStaysConfinedWhenTheFirstCacheDirIsGone(t *testing.T) {
+	base, err := os.MkdirTemp("", "quorum-go-dispatch-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The go command answers the loader's go env as the real one, and,
+	// for anything else, says which user runs it and fails.
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(realGo, "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goroot := strings.TrimSpace(string(out))
+	fake := `#!/bin/sh
+if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
+	exec ` + goroot + `/bin/go "$@"
+fi
+echo "probe uid=$(id -u)" >&2
+exit 1
+`
+	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goExe := filepath.Join(base, "bin", "go")
+	if err := os.WriteFile(goExe, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
+	base0 := r.Commit("base")
+	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
+	head := r.Commit("head")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, what := range []string{"first load", "load after the first loader's cache directory is gone"} {
+		cacheDir, err := os.MkdirTemp("", "quorum-go-cache-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: cacheDir}).Load(ctx, r.Change(base0, head))
+		os.RemoveAll(cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := fallbackReasons(p)["p"]
+		t.Logf("%s: package p: %q", what, why)
+		switch {
+		case strings.Contains(why, "probe uid=0"):
+			t.Errorf("%s: the go command ran as root", what)
+		case !strings.Contains(why, "probe uid="):
+			t.Errorf("%s: the go command the loader was given did not run (%q): a go command other than the sandbox's ran", what, why)
+		}
+	}
+}
