@@ -8,9 +8,10 @@
 // toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off and
 // GOPROXY the module cache itself unless the operator allows the network, GOWORK=off,
 // GOENV=off, GOFLAGS=-mod=mod -buildvcs=false, HOME and GOPATH in a private
-// directory and a deadline from the context. go list only parses and
-// resolves; analyzers only read syntax and types: nothing from the
-// repository is ever executed.
+// directory and a deadline from the context, and the go command itself runs
+// in the analyzers' sandbox (confine.go, internal/sandbox). go list only
+// parses and resolves; analyzers only read syntax and types: nothing from
+// the repository is ever executed.
 //
 // The module cache is shared with the service's user by default: modules in
 // it were verified when they were downloaded and are only read while offline
