@@ -161,7 +161,9 @@ func fileDirectives(t *Tool, b []byte) []suppression {
 		for _, s := range directives(t, l) {
 			s.line, s.start = i+1, start
 			s.key = strings.TrimSpace(l)
-			if alone(l, s.blank[0][0]) && i+1 < len(ls) {
+			// ShellCheck reads its directives on comment lines of their
+			// own only.
+			if (t == Shellcheck || alone(l, s.blank[0][0])) && i+1 < len(ls) {
 				s.key += "\n" + strings.TrimSpace(ls[i+1])
 			}
 			out = append(out, s)
@@ -169,6 +171,23 @@ func fileDirectives(t *Tool, b []byte) []suppression {
 		start += len(l) + 1
 	}
 	return out
+}
+
+// nextOnly reports whether s stands on a line of its own and covers what
+// follows it alone (the next line, command or instruction), not a block
+// or the rest of the file: pointed at a line the change rewrote, it is the
+// change's suppression, though its own line is the base's.
+func nextOnly(t *Tool, s suppression) bool {
+	if s.scope != below || !strings.Contains(s.key, "\n") {
+		return false
+	}
+	switch t {
+	case Oxlint:
+		return strings.Contains(strings.ToLower(s.text), "next-line")
+	case Ruff:
+		return false // "# ruff: disable[…]" holds until its enable
+	}
+	return true
 }
 
 // alone reports whether the directive at offset i of line l stands on a
@@ -189,7 +208,7 @@ func addedSuppressions(ctx context.Context, c *change.Change, f *change.File, t 
 	// still claim: the base's, less those on unchanged lines.
 	kept := map[string]int{}
 	for _, s := range fileDirectives(t, head) {
-		if f.Changed(s.line) {
+		if f.Changed(s.line) || nextOnly(t, s) && f.Changed(s.line+1) {
 			changed = append(changed, s)
 		} else {
 			kept[s.key]--
@@ -200,6 +219,13 @@ func addedSuppressions(ctx context.Context, c *change.Change, f *change.File, t 
 	}
 	if f.Status != change.StatusAdded && f.OldPath != "" {
 		if b, err := c.ReadFileAt(ctx, c.BaseSHA, f.OldPath); err == nil {
+			// The base's bytes as the head's were read: transcoded
+			// the same way (PEP 263), or not compared at all.
+			if u, _, why := asUTF8(t, b); why == "" {
+				b = u
+			} else {
+				b = nil
+			}
 			for _, s := range fileDirectives(t, b) {
 				kept[s.key]++
 			}

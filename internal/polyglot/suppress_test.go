@@ -117,6 +117,30 @@ func TestEngineDoesNotObeyShellSuppressionsTheChangeAdds(t *testing.T) {
 	})
 }
 
+// A base's directive that covers the next command or line alone, left in
+// place while the change rewrites what it covers, is the change's
+// suppression: pointed at new code, it is not obeyed.
+func TestEngineDoesNotObeyABaseSuppressionPointedAtNewCode(t *testing.T) {
+	testSuppressions(t, suppressionCase{
+		base: map[string]string{
+			"job.sh": "#!/bin/sh\ndir=$1\necho \"$dir\"\n# shellcheck disable=SC2086\necho $1\n",
+			"app.js": "const a = 1;\n// eslint-disable-next-line no-eval\nconsole.log(a);\n",
+		},
+		head: map[string]string{
+			"job.sh": "#!/bin/sh\ndir=$1\necho \"$dir\"\n# shellcheck disable=SC2086\nrm -rf $dir/cache\n",
+			"app.js": "const a = 1;\n// eslint-disable-next-line no-eval\neval(process.argv[2]);\n",
+		},
+		want: map[string][]string{
+			specialist.Logic:    {"shellcheck:SC2086 job.sh:5"},
+			specialist.Security: {"oxlint:eslint/no-eval app.js:3"},
+		},
+		adds: map[string]string{
+			"shellcheck:SC2086 job.sh:5":     "# shellcheck disable=SC2086",
+			"oxlint:eslint/no-eval app.js:3": "eslint-disable-next-line no-eval",
+		},
+	})
+}
+
 // A Dockerfile change's "# hadolint ignore=" and "# hadolint global
 // ignore=" are not obeyed; the base's are.
 func TestEngineDoesNotObeyDockerfileSuppressionsTheChangeAdds(t *testing.T) {
