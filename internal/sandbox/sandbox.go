@@ -400,6 +400,9 @@ func argv(rep Report, s Spec, exe string, filter *os.File) ([]string, []*os.File
 		for _, f := range files {
 			f.Close()
 		}
+		if filter != nil {
+			filter.Close()
+		}
 		return nil, nil, err
 	}
 	root := os.Geteuid() == 0

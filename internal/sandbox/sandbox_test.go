@@ -82,16 +82,36 @@ def userns():
     subprocess.run(["unshare", "--user", "--map-root-user", "true"], check=True, capture_output=True)
 attempt("new_user_namespace", userns)
 
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+# System call numbers: keyctl, clone.
+nr = {"x86_64": (250, 56), "aarch64": (219, 220)}[platform.machine()]
+
 def keyring():
-    import ctypes, platform
-    if platform.machine() != "x86_64":
-        raise PermissionError("not tried off x86_64")
-    libc = ctypes.CDLL(None, use_errno=True)
     # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 1): the
     # kernel's keyrings are not namespaced.
-    if libc.syscall(250, 0, -3, 1) < 0:
+    if libc.syscall(nr[0], 0, -3, 1) < 0:
         raise OSError(ctypes.get_errno(), "keyctl")
 attempt("keyring", keyring)
+
+def clone_newuser():
+    # clone(CLONE_NEWUSER|SIGCHLD) straight, not through unshare(2).
+    pid = libc.syscall(nr[1], 0x10000000 | 17, 0, 0, 0, 0)
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), "clone")
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+attempt("clone_new_user_namespace", clone_newuser)
+
+def clone_plain():
+    pid = libc.syscall(nr[1], 17, 0, 0, 0, 0)
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), "clone")
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+attempt("clone_plain", clone_plain)
 
 def memory():
     b = bytearray(args["allocate"])
@@ -121,6 +141,8 @@ type probeResult struct {
 	OwnEnvironKeys   []string `json:"own_environ_keys"`
 	NewUserNamespace string   `json:"new_user_namespace"`
 	Keyring          string   `json:"keyring"`
+	CloneNewUser     string   `json:"clone_new_user_namespace"`
+	ClonePlain       string   `json:"clone_plain"`
 	Allocate         string   `json:"allocate"`
 }
 
@@ -213,7 +235,7 @@ func TestProbeCannotEscape(t *testing.T) {
 	if got.UID == 0 {
 		t.Error("the probe ran as uid 0")
 	}
-	must := map[string]string{"write_private": got.WritePrivate, "read_readonly": got.ReadReadonly}
+	must := map[string]string{"write_private": got.WritePrivate, "read_readonly": got.ReadReadonly, "clone_plain": got.ClonePlain}
 	for what, res := range must {
 		if res != "ok" {
 			t.Errorf("%s: %s, want ok (the probe must be able to do its job)", what, res)
@@ -226,6 +248,7 @@ func TestProbeCannotEscape(t *testing.T) {
 		"allocate 1 GiB past a 512 MiB limit": got.Allocate,
 		"new_user_namespace":                  got.NewUserNamespace,
 		"keyring":                             got.Keyring,
+		"clone_new_user_namespace":            got.CloneNewUser,
 	}
 	for what, res := range mustNot {
 		if !strings.HasPrefix(res, "refused") {
