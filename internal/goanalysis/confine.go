@@ -61,14 +61,31 @@ func dispatcher(goPath string) (string, error) {
 		if err != nil {
 			base = os.TempDir()
 		}
-		dir, err := os.MkdirTemp(base, "go-dispatch-")
-		if err != nil {
+		// One directory, written anew (atomically) by each process: the
+		// go command it stands before may differ between them.
+		dir := filepath.Join(base, "go-dispatch")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", err
 		}
 		script := "#!/bin/sh\n# Written by quorum (internal/goanalysis): a load's go command runs in its sandbox.\n" +
 			"if [ -n \"${" + sandboxVar + ":-}\" ]; then exec \"$" + sandboxVar + "\" \"$@\"; fi\n" +
 			"exec " + shellQuote(goPath) + " \"$@\"\n"
-		if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o700); err != nil {
+		tmp, err := os.CreateTemp(dir, ".go-")
+		if err != nil {
+			return "", err
+		}
+		_, err = tmp.WriteString(script)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o700)
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), filepath.Join(dir, "go"))
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
 			return "", err
 		}
 		dispatchBin = dir
@@ -195,12 +212,22 @@ func (c *confinement) envFor(root, modDir string) ([]string, error) {
 	if err := sandbox.Own(dir); err != nil {
 		return nil, err
 	}
-	env := make([]string, len(c.env))
-	for i, kv := range c.env {
+	modfile := filepath.Join(dir, "go.mod")
+	if strings.ContainsAny(modfile, " \t\n") {
+		// GOFLAGS is split at spaces.
+		return nil, fmt.Errorf("the temporary directory %q holds a space, which GOFLAGS cannot carry", c.mod)
+	}
+	env := make([]string, 0, len(c.env)+1)
+	set := false
+	for _, kv := range c.env {
 		if flags, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
-			kv = "GOFLAGS=" + strings.TrimSpace(flags+" -modfile="+filepath.Join(dir, "go.mod"))
+			kv = "GOFLAGS=" + strings.TrimSpace(flags+" -modfile="+modfile)
+			set = true
 		}
-		env[i] = kv
+		env = append(env, kv)
+	}
+	if !set {
+		env = append(env, "GOFLAGS=-modfile="+modfile)
 	}
 	return env, nil
 }

@@ -78,14 +78,20 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 		"CI=1",
 	}
 	var stdout, stderr bytes.Buffer
+	out := &limited{w: &stdout, n: maxOutput}
 	err := sandbox.Run(ctx, sandbox.Spec{
 		Exe: s.exe, Args: s.args, Env: env, Dir: s.dir,
 		ReadOnly: ro, Own: []string{filepath.Dir(s.dir)},
 		Limits: limits,
-	}, &limited{w: &stdout, n: maxOutput}, &limited{w: &stderr, n: 64 << 10, quiet: true})
+	}, out, &limited{w: &stderr, n: 64 << 10, quiet: true})
 	res := ran{stdout: stdout.Bytes(), stderr: stderr.String()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
+	}
+	if out.over {
+		// Whatever the program did once its output was cut (a broken
+		// pipe, an exit status), this is why it failed.
+		return res, errTooMuchOutput
 	}
 	var exit *exec.ExitError
 	switch {
@@ -135,12 +141,15 @@ type limited struct {
 	w     *bytes.Buffer
 	n     int
 	quiet bool
+	// over says more than n bytes came.
+	over bool
 }
 
 func (l *limited) Write(p []byte) (int, error) {
 	if len(p) > l.n {
 		l.w.Write(p[:l.n])
 		l.n = 0
+		l.over = true
 		if l.quiet {
 			return len(p), nil
 		}
