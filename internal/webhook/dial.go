@@ -49,6 +49,9 @@ var refusedPrefixes = []struct {
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
 	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	// RFC 6890's IETF protocol assignments (Teredo, 2001::/32, is judged
+	// by the addresses it carries before this).
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignment"},
 }
 
 var (
@@ -56,6 +59,8 @@ var (
 	sixTo4  = netip.MustParsePrefix("2002::/16")
 	teredo  = netip.MustParsePrefix("2001::/32")
 	v4Compt = netip.MustParsePrefix("::/96")
+	// siit is RFC 2765's IPv4-translated form, ::ffff:0:a.b.c.d.
+	siit = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 // classify names the class of a non-public address, or "" for a public
@@ -100,6 +105,13 @@ func classify(a netip.Addr) string {
 			if c := classify(netip.AddrFrom4(v4)); c != "" {
 				return "Teredo " + c
 			}
+			return ""
+		case siit.Contains(a):
+			copy(v4[:], b[12:])
+			if c := classify(netip.AddrFrom4(v4)); c != "" {
+				return "IPv4-translated " + c
+			}
+			return ""
 		case v4Compt.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
 			copy(v4[:], b[12:])
 			if c := classify(netip.AddrFrom4(v4)); c != "" {

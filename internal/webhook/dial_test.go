@@ -53,6 +53,12 @@ func TestClassifyEmbeddedIPv4(t *testing.T) {
 		{"2001:0:a00:1:8000:63bf:f7f7:f7f7", "Teredo private"},        // server 10.0.0.1
 		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", ""},                  // 65.54.227.120, client 8.8.8.8
 		{"2001:db8::1", "documentation"},                              // beside Teredo, not in it
+		// IPv4-translated (SIIT), ::ffff:0:0:0/96.
+		{"::ffff:0:7f00:1", "IPv4-translated loopback"},
+		{"::ffff:0:a00:1", "IPv4-translated private"},
+		{"::ffff:0:808:808", ""},
+		// IETF protocol assignments, 2001::/23, beyond Teredo.
+		{"2001:2::1", "IETF protocol assignment"},
 		{"2606:4700:4700::1111", ""},
 	} {
 		a := netip.MustParseAddr(tc.addr)
