@@ -197,7 +197,7 @@ func Command(ctx context.Context, s Spec) (*exec.Cmd, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	argv, files, err := argv(rep, s, exe, filter)
+	argv, files, err := argv(rep, s, exe, filter, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -246,7 +246,7 @@ func Script(s Spec, dir string) (string, error) {
 			return "", err
 		}
 	}
-	argv, files, err := argv(rep, s, exe, filter)
+	argv, files, err := argv(rep, s, exe, filter, true)
 	if err != nil {
 		return "", err
 	}
@@ -389,7 +389,7 @@ var ErrUnavailable = errors.New("sandbox: a path to show does not exist")
 // argv builds the command line that runs exe confined as s says, and the
 // files to pass it as descriptors 3, 4, …: the paths it binds, opened by
 // quorum, so that bubblewrap, as nobody, need not be able to walk to them.
-func argv(rep Report, s Spec, exe string, filter *os.File) ([]string, []*os.File, error) {
+func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]string, []*os.File, error) {
 	var out []string
 	var files []*os.File
 	if filter != nil && rep.Bubblewrap == "" {
@@ -423,7 +423,22 @@ func argv(rep Report, s Spec, exe string, filter *os.File) ([]string, []*os.File
 	if rep.Bubblewrap == "" {
 		// Without bubblewrap nothing is bound where nobody can reach
 		// it (root's analyzers, module cache): the program keeps
-		// quorum's user, and Probe says that layer is off.
+		// quorum's user, and Probe says that layer is off. A Command
+		// gets its network namespace from the kernel directly
+		// (sysProcAttr); a script, run by a library, from util-linux's
+		// unshare, in a session of its own.
+		if script && !s.Network && netOn(rep) {
+			if unshare, err := exec.LookPath("unshare"); err == nil {
+				out = append(out, unshare, "--net", "--kill-child")
+				if !root {
+					out = append(out, "--map-current-user")
+				}
+				out = append(out, "--")
+			}
+			if setsid, err := exec.LookPath("setsid"); err == nil {
+				out = append(out, setsid)
+			}
+		}
 		if setpriv != "" {
 			out = append(out, setpriv, "--no-new-privs", "--")
 		}

@@ -117,7 +117,7 @@ func try(rep Report) error {
 	if err != nil {
 		return err
 	}
-	args, files, err := argv(rep, s, exe, filter)
+	args, files, err := argv(rep, s, exe, filter, false)
 	if err != nil {
 		return err
 	}
