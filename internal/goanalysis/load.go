@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/tools/go/analysis"
@@ -117,6 +118,9 @@ type Loader struct {
 	goPath, goRoot, modCache string
 	// sandboxCache is the sandboxed go command's GOCACHE.
 	sandboxCache string
+	// abandoned counts the loads past their time limit whose type
+	// checker still runs (loadUntil).
+	abandoned atomic.Int32
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
@@ -668,6 +672,9 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 // a tree that loadSide then removes at once, instead of holding the
 // tree, and the review, until it ends, which may be never.
 func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns []string) ([]*packages.Package, error) {
+	if n := l.abandoned.Load(); n >= maxAbandoned {
+		return nil, fmt.Errorf("%w: %d earlier loads passed their time limit and still type-check", errTypeCheckerBusy, n)
+	}
 	type loaded struct {
 		pkgs []*packages.Package
 		err  error
@@ -681,9 +688,27 @@ func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns [
 	case r := <-done:
 		return r.pkgs, r.err
 	case <-ctx.Done():
+		// The type checker cannot be stopped: it is counted until it
+		// ends, and past maxAbandoned no other starts.
+		l.abandoned.Add(1)
+		go func() {
+			<-done
+			l.abandoned.Add(-1)
+		}()
 		return nil, ctx.Err()
 	}
 }
+
+// maxAbandoned is how many loads past their time limit may still be
+// type-checking (in memory, unstoppable) before a Loader type-checks no
+// more: later changes are analysed syntax-only, and say why, until one
+// ends. A pull request that gets past the guards costs the service the
+// type checking of later reviews for a while, not its memory.
+const maxAbandoned = 2
+
+// errTypeCheckerBusy is a load refused for the type checkers still
+// running past their time.
+var errTypeCheckerBusy = errors.New("type checking is refused for now")
 
 // environmentOnly reports whether an ill-typed package's own code is
 // fine: each of its errors is the review's environment's (ownError), or
