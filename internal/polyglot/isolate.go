@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // maxIsolationRuns bounds the runs that look for the files an analyzer
@@ -20,7 +21,8 @@ var errDidNotFinish = errors.New("did not finish")
 // analyseIsolated runs t on contents as analyse does. When the run fails
 // (a crash, output over the limit, a report that is not its JSON, a file
 // it cannot be given), it finds the files the failure is of by running t
-// again on halves of them, at most maxIsolationRuns times, so that one
+// again on halves of them, at most maxIsolationRuns times and within twice
+// its time limit, so that one
 // hostile file does not hide the findings of the others: failed says,
 // of each file no run could analyse, why. A run that timed out is not
 // repeated, its halves would take the time again: its files fail. err is
@@ -39,6 +41,10 @@ func (e *Engine) analyseIsolated(ctx context.Context, t *Tool, dir string, conte
 		}
 	}
 	runs := 0
+	// The runs that look for the failing files share a budget of twice
+	// the time limit of one: a file that makes the analyzer fail slowly
+	// costs the review that, not maxIsolationRuns times it.
+	deadline := time.Now().Add(2 * e.timeout)
 	// try runs t on paths, and on a failure that another run may not
 	// repeat, on each half of them; parent is the failure of the run
 	// paths were part of, theirs when no run is left.
@@ -48,7 +54,7 @@ func (e *Engine) analyseIsolated(ctx context.Context, t *Tool, dir string, conte
 			fail(paths, ctx.Err())
 			return
 		}
-		if runs > maxIsolationRuns {
+		if runs > maxIsolationRuns || runs > 0 && time.Now().After(deadline) {
 			fail(paths, parent)
 			return
 		}

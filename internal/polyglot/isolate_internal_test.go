@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,5 +37,33 @@ func TestIsolationIsBounded(t *testing.T) {
 	}
 	if why := failed["f000.py"]; !strings.HasPrefix(why, "ruff failed") {
 		t.Errorf("why = %q", why)
+	}
+}
+
+// The runs that look for failing files share a time budget: an analyzer
+// that fails slowly on every file is not run maxIsolationRuns times.
+func TestIsolationHasATimeBudget(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 0.4\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{timeout: time.Second, found: map[*Tool]Found{Ruff: {Tool: Ruff, Path: slow}}}
+	contents := map[string][]byte{}
+	for i := range 100 {
+		contents[fmt.Sprintf("f%03d.py", i)] = []byte("x = 1\n")
+	}
+	work := filepath.Join(dir, "work")
+	start := time.Now()
+	_, failed, err := e.analyseIsolated(context.Background(), Ruff, work, contents, nil)
+	if err == nil || len(failed) != len(contents) {
+		t.Fatalf("err %v, %d of %d files failed", err, len(failed), len(contents))
+	}
+	runs, _ := os.ReadDir(work)
+	if len(runs) >= 1+maxIsolationRuns {
+		t.Errorf("%d runs in %s: the time budget did not stop them", len(runs), time.Since(start))
 	}
 }
