@@ -4,7 +4,6 @@ import (
 	"context"
 	"go/ast"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,22 +13,14 @@ import (
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
 
-// The go command runs confined, but its tree is bound writable and quorum,
-// unconfined (root), reads that tree once go list has answered. A go
-// command that plays the attacker (arbitrary code in the sandbox) leaves
-// a symbolic link where a file of the package was: quorum then reads,
-// outside the sandbox, the host file it names, and what it reads reaches
-// the review (here, the reason the package could not be loaded). The
-// sandbox must not be a way to read the host through quorum.
+// quorum, unconfined (root), reads the tree once go list has answered. A
+// go command that plays the attacker (arbitrary code in the sandbox) tries
+// to leave a symbolic link where a file of the package was, so that quorum
+// would read, outside the sandbox, the host file it names, and what it
+// read would reach the review. The tree is read-only to the go command:
+// the sandbox is not a way to read the host through quorum.
 func TestGoCommandCannotMakeQuorumReadTheHost(t *testing.T) {
-	base, err := os.MkdirTemp("", "quorum-go-symlink-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := worldDir(t, "quorum-go-symlink-")
 	// A host file the sandbox does not show (root's, like quorum's
 	// configuration or data).
 	outside := filepath.Join(base, "outside")
@@ -42,15 +33,7 @@ func TestGoCommandCannotMakeQuorumReadTheHost(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte("package p\n\nconst Token = \""+secret+"\"\n\nfunc F() {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	realGo, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	out, err := exec.Command(realGo, "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	goroot := strings.TrimSpace(string(out))
+	goroot := goRoot(t)
 	// Asked by the loader (unconfined) for its environment it answers as
 	// the real one; confined, it runs the real go command, then swaps the
 	// package's file for a link to the host's secret.
@@ -113,25 +96,10 @@ exit $rc
 // runs unconfined, as root, and nothing says so. A second load must be as
 // confined as the first.
 func TestGoCommandStaysConfinedWhenTheFirstCacheDirIsGone(t *testing.T) {
-	base, err := os.MkdirTemp("", "quorum-go-dispatch-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := worldDir(t, "quorum-go-dispatch-")
 	// The go command answers the loader's go env as the real one, and,
 	// for anything else, says which user runs it and fails.
-	realGo, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	out, err := exec.Command(realGo, "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	goroot := strings.TrimSpace(string(out))
+	goroot := goRoot(t)
 	fake := `#!/bin/sh
 if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
 	exec ` + goroot + `/bin/go "$@"

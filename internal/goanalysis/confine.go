@@ -69,7 +69,7 @@ func dispatcher(goPath string) (string, error) {
 		}
 		script := "#!/bin/sh\n# Written by quorum (internal/goanalysis): a load's go command runs in its sandbox.\n" +
 			"if [ -n \"${" + sandboxVar + ":-}\" ]; then exec \"$" + sandboxVar + "\" \"$@\"; fi\n" +
-			"exec " + shellQuote(goPath) + " \"$@\"\n"
+			"exec " + sandbox.Quote(goPath) + " \"$@\"\n"
 		tmp, err := os.CreateTemp(dir, ".go-")
 		if err != nil {
 			return "", err
@@ -239,10 +239,6 @@ func slicesContains(env []string, kv string) bool {
 		}
 	}
 	return false
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // lookGo finds the go command cfg names, past the dispatcher.

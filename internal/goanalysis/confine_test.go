@@ -3,6 +3,7 @@ package goanalysis_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,14 +19,7 @@ import (
 // finds itself without quorum's environment (its secrets), the host's
 // processes, a way to write outside its tree, or the root user.
 func TestGoCommandRunsConfined(t *testing.T) {
-	base, err := os.MkdirTemp("", "quorum-go-probe-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := worldDir(t, "quorum-go-probe-")
 	outside := filepath.Join(base, "outside")
 	if err := os.Mkdir(outside, 0o777); err != nil {
 		t.Fatal(err)
@@ -92,4 +86,30 @@ exit 1
 	if report["uid"] == "0" {
 		t.Error("the go command ran as root")
 	}
+}
+
+// worldDir returns a new directory directly in the temporary directory,
+// 0755, removed after the test: the sandbox's user must be able to walk
+// to a stand-in go command in it (not so through t.TempDir's parent).
+func worldDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goRoot returns the real go command's GOROOT.
+func goRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

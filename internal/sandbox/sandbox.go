@@ -251,18 +251,18 @@ func Script(s Spec, dir string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# Written by quorum: runs " + quote(exe) + " in its sandbox (internal/sandbox).\n")
+	b.WriteString("#!/bin/sh\n# Written by quorum: runs " + Quote(exe) + " in its sandbox (internal/sandbox).\n")
 	for i, f := range files {
-		fmt.Fprintf(&b, "exec %d<%s\n", 3+i, quote(f.Name()))
+		fmt.Fprintf(&b, "exec %d<%s\n", 3+i, Quote(f.Name()))
 		f.Close()
 	}
 	for _, kv := range s.Set {
 		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&b, "%s=%s; export %s\n", k, quote(v), k)
+		fmt.Fprintf(&b, "%s=%s; export %s\n", k, Quote(v), k)
 	}
 	b.WriteString("exec")
 	for _, a := range argv {
-		b.WriteString(" " + quote(a))
+		b.WriteString(" " + Quote(a))
 	}
 	b.WriteString(" \"$@\"\n")
 	return b.String(), nil
@@ -290,8 +290,8 @@ func seccompPipe(rep Report) (*os.File, error) {
 	return r, nil
 }
 
-// quote quotes s for a POSIX shell.
-func quote(s string) string {
+// Quote quotes s for a POSIX shell.
+func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
