@@ -154,6 +154,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "analyzers":
 		return runAnalyzers(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
+		c := newCommand("version", "quorum version",
+			"Prints the version, the commit the binary was built from, its time, whether\nthe tree had uncommitted changes, and the Go version.")
+		if err := c.parse(rest, getenv, stdout); err != nil {
+			return err
+		}
 		printVersion(stdout)
 		return nil
 	case "help", "-h", "--help":

@@ -272,6 +272,7 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--help"}, {"migrate", "--help"}, {"token", "create", "--help"},
 		{"token", "list", "--help"}, {"token", "revoke", "--help"}, {"token", "--help"}, {"--help"}, {"backup", "--help"},
+		{"version", "--help"},
 	} {
 		out, _, err := quorum(t, env(), args...)
 		if err != nil && !errors.Is(err, errHelp) {
@@ -309,6 +310,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "reviews:read", "--expires", "soon"}, "--expires"},
 		{[]string{"token", "revoke", "--data-dir", dir}, "exactly one token id"},
 		{[]string{"token", "revoke", "--data-dir", dir, "tok_a", "tok_b"}, "unexpected argument"},
+		// An id that names nothing is a mistake on the command line too.
+		{[]string{"token", "revoke", "--data-dir", dir, "tok_nope"}, "no token tok_nope"},
+		{[]string{"token", "list", "--data-dir", dir, "--account", "nobody-here"}, "no account"},
+		{[]string{"version", "extra"}, "unexpected argument"},
 		{[]string{"backup", "--data-dir", dir}, "--to is required"},
 		{[]string{"backup", "--to", filepath.Join(dir, "b.db"), "--database-url", "postgres://x@127.0.0.1/db"}, "pg_dump"},
 	} {

@@ -146,7 +146,7 @@ func runTokenList(ctx context.Context, args []string, getenv func(string) string
 	if *acct != "" {
 		a, err := account.Find(ctx, d.Reader(), account.PlatformGitHub, *acct)
 		if errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("token list: no account %q", *acct)
+			return usageError{fmt.Errorf("token list: no account %q", *acct)}
 		}
 		if err != nil {
 			return err
@@ -207,7 +207,7 @@ func runTokenRevoke(ctx context.Context, args []string, getenv func(string) stri
 	t, err := token.NewStore(d, time.Now).Revoke(ctx, c.args[0])
 	switch {
 	case errors.Is(err, token.ErrNoToken):
-		return fmt.Errorf("token revoke: no token %s", c.args[0])
+		return usageError{fmt.Errorf("token revoke: no token %s", c.args[0])}
 	case errors.Is(err, token.ErrRevoked):
 		fmt.Fprintf(stdout, "%s was already revoked\n", t.ID)
 		return nil

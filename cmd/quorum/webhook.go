@@ -137,7 +137,7 @@ func runWebhookList(ctx context.Context, args []string, getenv func(string) stri
 	if *acct != "" {
 		a, err := account.Find(ctx, d.Reader(), account.PlatformGitHub, *acct)
 		if errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("webhook list: no account %q", *acct)
+			return usageError{fmt.Errorf("webhook list: no account %q", *acct)}
 		}
 		if err != nil {
 			return err
@@ -197,7 +197,7 @@ func runWebhookDelete(ctx context.Context, args []string, getenv func(string) st
 	defer d.Close()
 	e, err := webhook.DeleteAny(ctx, d.Writer(), c.args[0], time.Now())
 	if errors.Is(err, webhook.ErrNotFound) {
-		return fmt.Errorf("webhook delete: no endpoint %s", c.args[0])
+		return usageError{fmt.Errorf("webhook delete: no endpoint %s", c.args[0])}
 	}
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func runWebhookDeliveries(ctx context.Context, args []string, getenv func(string
 	defer d.Close()
 	e, err := webhook.GetAny(ctx, d.Reader(), c.args[0])
 	if errors.Is(err, webhook.ErrNotFound) {
-		return fmt.Errorf("webhook deliveries: no endpoint %s", c.args[0])
+		return usageError{fmt.Errorf("webhook deliveries: no endpoint %s", c.args[0])}
 	}
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func runWebhookRedeliver(ctx context.Context, args []string, getenv func(string)
 		_, err = webhook.Redeliver(ctx, d, accountID, c.args[0], time.Now())
 	}
 	if errors.Is(err, webhook.ErrNotFound) {
-		return fmt.Errorf("webhook redeliver: no delivery %s (or its endpoint was deleted)", c.args[0])
+		return usageError{fmt.Errorf("webhook redeliver: no delivery %s (or its endpoint was deleted)", c.args[0])}
 	}
 	if err != nil {
 		return err

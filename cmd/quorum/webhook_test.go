@@ -221,6 +221,10 @@ func TestWebhookHelpAndUsageErrors(t *testing.T) {
 		{[]string{"webhook", "deliveries", "--data-dir", dir, "--status", "lost", "hook_a"}, `unknown --status "lost"`},
 		{[]string{"webhook", "deliveries", "--data-dir", dir, "--limit", "0", "hook_a"}, "--limit"},
 		{[]string{"webhook", "redeliver", "--data-dir", dir}, "exactly one delivery id"},
+		// An id that names nothing is a mistake on the command line too.
+		{[]string{"webhook", "delete", "--data-dir", dir, "hook_nope"}, "no endpoint hook_nope"},
+		{[]string{"webhook", "deliveries", "--data-dir", dir, "hook_nope"}, "no endpoint hook_nope"},
+		{[]string{"webhook", "redeliver", "--data-dir", dir, "dlv_nope"}, "no delivery dlv_nope"},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), tc.args, env(), &bytes.Buffer{}, &stderr)
