@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/sandbox"
@@ -118,21 +119,25 @@ func runAnalyzersList(ctx context.Context, args []string, getenv func(string) st
 	return nil
 }
 
-// describeAnalyzers says, one line each, which analyzers run and which
-// languages are therefore analysed, and what confines them.
+// describeAnalyzers says, one line each and in aligned columns (name,
+// version, languages, where it is or what is wrong), which analyzers run
+// and which languages are therefore analysed, and what confines them.
 func describeAnalyzers(found []polyglot.Found) string {
 	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ANALYZER\tVERSION\tLANGUAGES\tPATH OR PROBLEM")
 	for _, f := range found {
 		langs := strings.Join(f.Tool.Languages, ", ")
 		switch {
 		case !f.Usable():
-			fmt.Fprintf(&b, "%-10s  missing   %s not analysed: %s\n", f.Tool.Name, langs, f.Why())
+			fmt.Fprintf(w, "%s\tmissing\t%s\tnot analysed: %s\n", f.Tool.Name, langs, f.Why())
 		case f.Version != f.Tool.Version:
-			fmt.Fprintf(&b, "%-10s  %-8s  %s (pinned %s; rules may differ) %s\n", f.Tool.Name, f.Version, langs, f.Tool.Version, f.Path)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s (pinned %s; rules may differ)\n", f.Tool.Name, f.Version, langs, f.Path, f.Tool.Version)
 		default:
-			fmt.Fprintf(&b, "%-10s  %-8s  %s  %s\n", f.Tool.Name, f.Version, langs, f.Path)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Tool.Name, f.Version, langs, f.Path)
 		}
 	}
+	w.Flush()
 	b.WriteString(describeSandbox(polyglot.Sandbox()))
 	return b.String()
 }

@@ -157,11 +157,15 @@ func TestAnalyzersList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"ruff        0.17.6    Python", "shellcheck  0.11.0    shell", "hadolint    2.15.1    Dockerfile", "oxlint      1.94.0    JavaScript, TypeScript"} {
+	for _, want := range []string{"ruff", "0.17.6", "shellcheck", "0.11.0", "hadolint", "2.15.1", "oxlint", "1.94.0", "JavaScript, TypeScript"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
 		}
 	}
+	aligned(t, out)
+	// Missing analyzers' rows stay in the columns too.
+	missing, _, _ := quorum(t, env(), "analyzers", "list", "--dir", t.TempDir())
+	aligned(t, missing)
 	out, _, err = quorum(t, env(), "analyzers", "list", "--json", "--dir", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("err %v with nothing installed", err)
@@ -169,5 +173,28 @@ func TestAnalyzersList(t *testing.T) {
 	var list []analyzerJSON
 	if jerr := json.Unmarshal([]byte(out), &list); jerr != nil || len(list) != 4 {
 		t.Fatalf("%v: %s", jerr, out)
+	}
+}
+
+// aligned checks that each analyzer's row of list's table starts its
+// columns where the header's do.
+func aligned(t *testing.T, out string) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	header := lines[0]
+	var cols []int
+	for _, name := range []string{"VERSION", "LANGUAGES", "PATH OR PROBLEM"} {
+		i := strings.Index(header, name)
+		if i < 0 {
+			t.Fatalf("no %s column: %q", name, header)
+		}
+		cols = append(cols, i)
+	}
+	for _, l := range lines[1:5] {
+		for _, c := range cols {
+			if len(l) <= c || l[c-1] != ' ' || l[c] == ' ' {
+				t.Errorf("row %q does not start a column at %d, as the header %q does", l, c, header)
+			}
+		}
 	}
 }
