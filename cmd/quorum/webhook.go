@@ -112,11 +112,13 @@ func runWebhookCreate(ctx context.Context, args []string, getenv func(string) st
 		return err
 	}
 	if *asJSON {
+		warnNonPublic(stderr, e.URL)
 		return json.NewEncoder(stdout).Encode(endpointJSON{Endpoint: e, Account: a.Login, Secret: key})
 	}
 	fmt.Fprintln(stdout, key)
 	fmt.Fprintf(stderr, "created %s for account %s: %s, events %s\nstore the secret now: it is not shown again\n",
 		e.ID, a.Login, e.URL, strings.Join(e.Events, " "))
+	warnNonPublic(stderr, e.URL)
 	return nil
 }
 
@@ -249,9 +251,21 @@ func runWebhookDeliveries(ctx context.Context, args []string, getenv func(string
 		return json.NewEncoder(stdout).Encode(deliveries)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tEVENT\tSTATUS\tATTEMPTS\tNEXT ATTEMPT\tCREATED")
+	fmt.Fprintln(tw, "ID\tEVENT\tSTATUS\tATTEMPTS\tNEXT ATTEMPT\tCREATED\tLAST ATTEMPT")
 	for _, dl := range deliveries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", dl.ID, dl.Event, dl.Status, dl.Attempts, optTime(dl.NextAttemptAt), dl.CreatedAt.Format(time.RFC3339))
+		last := ""
+		if dl.Attempts > 0 {
+			// Why the last attempt went as it did: one query a row, for
+			// at most --limit rows.
+			_, attempts, err := webhook.GetDelivery(ctx, d.Reader(), e.AccountID, dl.ID)
+			if err != nil {
+				return err
+			}
+			if len(attempts) > 0 {
+				last = describeAttempt(attempts[len(attempts)-1])
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", dl.ID, dl.Event, dl.Status, dl.Attempts, optTime(dl.NextAttemptAt), dl.CreatedAt.Format(time.RFC3339), last)
 	}
 	return tw.Flush()
 }
@@ -288,4 +302,30 @@ func runWebhookRedeliver(ctx context.Context, args []string, getenv func(string)
 	}
 	fmt.Fprintf(stdout, "redelivering %s\n", c.args[0])
 	return nil
+}
+
+// warnNonPublic warns, on w, that the delivery worker will refuse an
+// endpoint whose URL names a non-public address, unless serve allows it.
+func warnNonPublic(w io.Writer, rawURL string) {
+	if class := webhook.NonPublicHost(rawURL); class != "" {
+		fmt.Fprintf(w, "warning: the URL's host is %s: quorum serve refuses to deliver to it unless started with --webhook-allow-private (QUORUM_WEBHOOK_ALLOW_PRIVATE)\n", class)
+	}
+}
+
+// describeAttempt says in one short line how an attempt went: the
+// receiver's status, or why there was none.
+func describeAttempt(a webhook.Attempt) string {
+	var s string
+	switch {
+	case a.StatusCode != nil && a.Error != "":
+		s = fmt.Sprintf("HTTP %d: %s", *a.StatusCode, a.Error)
+	case a.StatusCode != nil:
+		s = fmt.Sprintf("HTTP %d", *a.StatusCode)
+	default:
+		s = a.Error
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	return terminalSafe(s, "")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/event"
@@ -163,9 +164,20 @@ func TestWebhookRedeliver(t *testing.T) {
 	if _, err := db.Writer().Exec(ctx, `UPDATE webhook_deliveries SET status = 'dead_lettered', next_attempt_at = NULL WHERE id = $1`, d.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Its last attempt, as the worker records one.
+	if _, err := db.Writer().Exec(ctx, `UPDATE webhook_deliveries SET attempts = 1 WHERE id = $1`, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer().Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code, latency_us, error)
+		VALUES ($1, 1, $2, 503, 1200, 'the receiver answered 503 Service Unavailable')`, d.ID, time.Now().UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
 	out, _, err = quorum(t, env(), "webhook", "deliveries", "--data-dir", dir, "--status", "dead_lettered", hook.ID)
 	if err != nil || !strings.Contains(out, d.ID) || !strings.Contains(out, "dead_lettered") {
 		t.Fatalf("dead letters: %q, %v", out, err)
+	}
+	if !strings.Contains(out, "LAST ATTEMPT") || !strings.Contains(out, "HTTP 503: the receiver answered 503") {
+		t.Errorf("deliveries does not say why the delivery failed:\n%s", out)
 	}
 	out, _, err = quorum(t, env(), "webhook", "redeliver", "--data-dir", dir, d.ID)
 	if err != nil || !strings.Contains(out, d.ID) {
@@ -174,6 +186,29 @@ func TestWebhookRedeliver(t *testing.T) {
 	got, _, err := webhook.GetDelivery(ctx, db.Reader(), e.AccountID, d.ID)
 	if err != nil || got.Status != webhook.StatusPending {
 		t.Errorf("after redeliver: %+v, %v; want the same delivery pending", got, err)
+	}
+}
+
+// An endpoint on a non-public address is registered (an operator may run
+// serve with --webhook-allow-private), with a warning that deliveries to
+// it are otherwise refused.
+func TestWebhookCreateWarnsOfANonPublicURL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for url, class := range map[string]string{
+		"http://127.0.0.1:9/hooks":     "loopback",
+		"http://localhost:9/hooks":     "loopback",
+		"https://10.1.2.3/hooks":       "private",
+		"https://ci.example.com/hooks": "",
+	} {
+		_, stderr, err := quorum(t, env(), "webhook", "create", "--data-dir", dir, "--account", "acme", "--url", url)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		warned := strings.Contains(stderr, "warning: the URL's host is "+class+": quorum serve refuses to deliver to it unless started with --webhook-allow-private")
+		if class != "" && !warned || class == "" && strings.Contains(stderr, "warning") {
+			t.Errorf("%s: stderr %q", url, stderr)
+		}
 	}
 }
 

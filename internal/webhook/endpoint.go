@@ -237,6 +237,25 @@ type Policy struct {
 	MaxEndpoints int
 }
 
+// NonPublicHost names the class of rawURL's host ("loopback", "private",
+// …) when it is written as a non-public address, or is localhost, and ""
+// otherwise: what the delivery worker will refuse unless allowed. A host
+// name is not resolved (see checkHost).
+func NonPublicHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "loopback"
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return classify(a)
+	}
+	return ""
+}
+
 // checkHost refuses, unless p.AllowPrivate, a URL whose host is a literal
 // non-public address. A host name is not resolved: what it resolves to
 // now says nothing about what it resolves to at delivery, and a lookup
