@@ -1,10 +1,10 @@
 // Package verify checks, on the receiving side, that a webhook request came
-// from quorum: the X-Service-Signature header (HMAC-SHA256 of the raw body,
-// hex, keyed with the whole secret string) and the Standard Webhooks
-// headers (webhook-id, webhook-timestamp, webhook-signature: HMAC-SHA256 of
-// "id.timestamp.body", base64, keyed with the bytes the whsec_ secret
-// encodes), with constant-time comparisons and a timestamp tolerance
-// against replays.
+// from quorum: by its Standard Webhooks headers (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 of "id.timestamp.body",
+// base64, keyed with the bytes the whsec_ secret encodes) when it has them,
+// else by its X-Service-Signature header (HMAC-SHA256 of the raw body, hex,
+// keyed with the whole secret string), with constant-time comparisons and a
+// timestamp tolerance against replays.
 //
 // It is outside quorum's internal packages so receivers written in Go can
 // import it; quorum signs its deliveries with the same functions.
@@ -102,11 +102,10 @@ func Verify(r *http.Request, secret string, tolerance time.Duration) ([]byte, er
 	return (&Verifier{Secret: secret, Tolerance: tolerance}).Verify(r)
 }
 
-// Verify reads r's body and returns it when every signature header present
-// matches: X-Service-Signature, and webhook-signature (any one of its
-// space-separated entries, as during a secret rotation) with its
-// webhook-timestamp within the tolerance. At least one scheme must be
-// present.
+// Verify reads r's body and returns it when its signature matches: the
+// Standard Webhooks one when the request has webhook-signature (any one of
+// its space-separated entries, as during a secret rotation, with its
+// webhook-timestamp within the tolerance), else X-Service-Signature.
 func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
 	limit := v.MaxBodyBytes
 	if limit <= 0 {
@@ -122,20 +121,22 @@ func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
 	return body, v.Check(r.Header, body)
 }
 
-// Check verifies headers against an already read body.
+// Check verifies headers against an already read body, as Verify does.
 func (v *Verifier) Check(h http.Header, body []byte) error {
 	github, standard := h.Get(HeaderSignature), h.Get(HeaderWebhookSignature)
-	if github == "" && standard == "" {
-		return ErrNoSignature
-	}
-	if standard == "" && v.RequireStandard {
-		return fmt.Errorf("%w: %s missing", ErrNoSignature, HeaderWebhookSignature)
-	}
-	if github != "" && !hmac.Equal([]byte(github), []byte(Signature(v.Secret, body))) {
-		return fmt.Errorf("%s: %w", HeaderSignature, ErrSignature)
-	}
-	if standard != "" {
+	switch {
+	case standard != "":
+		// webhook-signature decides: during a secret rotation it carries
+		// the previous secret's signature too, while X-Service-Signature,
+		// one value, is the new secret's alone and would reject a receiver
+		// that has not switched yet.
 		return v.checkStandard(h, standard, body)
+	case github == "":
+		return ErrNoSignature
+	case v.RequireStandard:
+		return fmt.Errorf("%w: %s missing", ErrNoSignature, HeaderWebhookSignature)
+	case !hmac.Equal([]byte(github), []byte(Signature(v.Secret, body))):
+		return fmt.Errorf("%s: %w", HeaderSignature, ErrSignature)
 	}
 	return nil
 }

@@ -83,6 +83,10 @@ func TestVerify(t *testing.T) {
 		t.Header = r.Header
 		return t
 	}
+	withHeader := func(r *http.Request, k, v string) *http.Request {
+		r.Header.Set(k, v)
+		return r
+	}
 	only := func(r *http.Request, keep ...string) *http.Request {
 		h := http.Header{}
 		for _, k := range keep {
@@ -100,7 +104,11 @@ func TestVerify(t *testing.T) {
 		{"X-Service-Signature only", only(signed(body, now.Unix(), secret), "X-Service-Signature"), nil},
 		{"Standard Webhooks only", only(signed(body, now.Unix(), secret), "webhook-id", "webhook-timestamp", "webhook-signature"), nil},
 		{"rotation: new and previous secret", signed(body, now.Unix(), secret, "previous-secret-value"), nil},
-		{"rotation: receiver still on the previous secret", only(signed(body, now.Unix(), "whsec_bmV3LW5ldy1uZXctbmV3", secret), "webhook-id", "webhook-timestamp", "webhook-signature"), nil},
+		// During a rotation X-Service-Signature (one value) is the new
+		// secret's; webhook-signature has both, and decides.
+		{"rotation: receiver still on the previous secret", signed(body, now.Unix(), "whsec_bmV3LW5ldy1uZXctbmV3", secret), nil},
+		{"rotation over: only the new secret signs", signed(body, now.Unix(), "whsec_bmV3LW5ldy1uZXctbmV3"), verify.ErrSignature},
+		{"X-Service-Signature matches, webhook-signature does not", withHeader(signed(body, now.Unix(), secret), "webhook-signature", "v1,"+strings.Repeat("A", 43)+"="), verify.ErrSignature},
 		{"within tolerance", signed(body, now.Add(-4*time.Minute).Unix(), secret), nil},
 		{"tampered body", tamper(signed(body, now.Unix(), secret)), verify.ErrSignature},
 		{"tampered body, Standard only", tamper(only(signed(body, now.Unix(), secret), "webhook-id", "webhook-timestamp", "webhook-signature")), verify.ErrSignature},
