@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/types"
 	"reflect"
-	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
@@ -27,87 +26,93 @@ import (
 // staticcheck's deprecations (what SA1019 reports of the standard library
 // and of modules), cheap on bodiless code.
 //
-// The checker has no per-package switch, so the skip is a wrapper around
-// the Run function of each analyzer concerned, installed once, in place;
-// it skips a pass only when the pass's package was registered as outside
-// by a running check, so any other use of the analyzers is unaffected. An
-// analyzer is wrapped, under the lock, before the first check that runs it
-// starts, and never written again.
-var outside = struct {
-	mu       sync.Mutex
-	wrapped  map[*analysis.Analyzer]bool
-	packages map[*types.Package]int // outside packages of running checks, counted
-}{wrapped: map[*analysis.Analyzer]bool{}, packages: map[*types.Package]int{}}
+// The checker has no per-package switch, so each check runs copies of its
+// analyzers, made for it (see checkRun), whose Run skips the packages that
+// check knows to be outside; the analyzers themselves are never written.
 
 // declarationFacts are the fact analyzers run on packages outside the
 // repository (with what they require).
 var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer}
 
-// prepareCheck prepares a check of analyzers over pkgs: it wraps every
-// analyzer the check runs, so that a panic, also in an analyzer required
-// by another (which guard does not cover, and which the checker runs in
-// goroutines of its own), is that analyzer's error rather than the
-// service's crash, and so that they skip the dependencies outside the
-// repository (under root), which it registers. The check must call
-// release when it is over.
-func prepareCheck(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) (release func()) {
-	keep := map[*analysis.Analyzer]bool{}
-	for _, a := range declarationFacts {
-		withRequired(keep, a)
-	}
-	seen := map[*analysis.Analyzer]bool{}
-	for _, a := range analyzers {
-		withRequired(seen, a)
-	}
+// checkRun is one run of the checker: which of its packages lie outside
+// the repository, and its own copy of every analyzer it runs, so that
+// concurrent checks of different programs share nothing but the
+// analyzers' originals, which they only read.
+type checkRun struct {
+	outside map[*types.Package]bool
+	keep    map[*analysis.Analyzer]bool // run outside the repository too
+	copies  map[*analysis.Analyzer]*analysis.Analyzer
+	orig    map[*analysis.Analyzer]*analysis.Analyzer // copy → original
+}
 
-	var deps []*types.Package
+// newCheckRun prepares a check over pkgs, whose packages outside the
+// repository (under root) are skipped by the analyzers with facts.
+func newCheckRun(pkgs []*packages.Package, root string) *checkRun {
+	c := &checkRun{
+		outside: map[*types.Package]bool{},
+		keep:    map[*analysis.Analyzer]bool{},
+		copies:  map[*analysis.Analyzer]*analysis.Analyzer{},
+		orig:    map[*analysis.Analyzer]*analysis.Analyzer{},
+	}
+	for _, a := range declarationFacts {
+		withRequired(c.keep, a)
+	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.Types != nil && !inside(root, firstFile(p)) {
-			deps = append(deps, p.Types)
+			c.outside[p.Types] = true
 		}
 	})
+	return c
+}
 
-	outside.mu.Lock()
-	defer outside.mu.Unlock()
-	for a := range seen {
-		if outside.wrapped[a] {
-			continue
-		}
-		outside.wrapped[a] = true
-		// The checker runs on dependencies only the analyzers with facts
-		// and what they require; all but those of keep are skipped there,
-		// whatever the check (keep holds what its analyzers require). A
-		// skipped pass returns its result type's zero value, which an
-		// interface type has not: such an analyzer always runs.
-		skip := !keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
-		run, resultType, name := a.Run, a.ResultType, a.Name
-		a.Run = func(pass *analysis.Pass) (res any, err error) {
-			if skip && isOutside(pass.Pkg) {
-				if resultType == nil {
-					return nil, nil
-				}
-				return reflect.Zero(resultType).Interface(), nil
+// wrap returns the check's copy of a, requiring the copies of what a
+// requires. Its Run hands a's Run a pass that names a and a's
+// requirements, so that a finds its inputs under their usual keys; a
+// panic there, also in an analyzer required by another (which the
+// checker runs in goroutines of its own), is that analyzer's error rather
+// than the service's crash. All copies must be made before the check
+// starts: its passes only read them.
+func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
+	if w, ok := c.copies[a]; ok {
+		return w
+	}
+	w := *a
+	c.copies[a], c.orig[&w] = &w, a
+	w.Requires = make([]*analysis.Analyzer, len(a.Requires))
+	for i, r := range a.Requires {
+		w.Requires[i] = c.wrap(r)
+	}
+	// The checker runs on dependencies only the analyzers with facts and
+	// what they require; all but those of keep are skipped there. A
+	// skipped pass returns its result type's zero value, which an
+	// interface type has not: such an analyzer always runs.
+	skip := !c.keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
+	w.Run = func(pass *analysis.Pass) (any, error) {
+		if skip && c.outside[pass.Pkg] {
+			if a.ResultType == nil {
+				return nil, nil
 			}
-			defer func() {
-				if x := recover(); x != nil {
-					res, err = nil, fmt.Errorf("%s panicked: %v", name, x)
-				}
-			}()
-			return run(pass)
+			return reflect.Zero(a.ResultType).Interface(), nil
 		}
-	}
-	for _, t := range deps {
-		outside.packages[t]++
-	}
-	return func() {
-		outside.mu.Lock()
-		defer outside.mu.Unlock()
-		for _, t := range deps {
-			if outside.packages[t]--; outside.packages[t] <= 0 {
-				delete(outside.packages, t)
-			}
+		own := *pass
+		own.Analyzer = a
+		own.ResultOf = make(map[*analysis.Analyzer]any, len(pass.ResultOf))
+		for r, res := range pass.ResultOf {
+			own.ResultOf[c.orig[r]] = res
 		}
+		return runGuarded(a, &own)
 	}
+	return &w
+}
+
+// runGuarded runs a on pass; a panic is a's error.
+func runGuarded(a *analysis.Analyzer, pass *analysis.Pass) (res any, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, fmt.Errorf("%s panicked: %v", a.Name, x)
+		}
+	}()
+	return a.Run(pass)
 }
 
 // withRequired adds a and the analyzers it requires, transitively, to set.
@@ -119,10 +124,4 @@ func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer) {
 	for _, r := range a.Requires {
 		withRequired(set, r)
 	}
-}
-
-func isOutside(p *types.Package) bool {
-	outside.mu.Lock()
-	defer outside.mu.Unlock()
-	return outside.packages[p] > 0
 }

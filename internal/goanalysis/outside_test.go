@@ -4,6 +4,9 @@ import (
 	"context"
 	"go/ast"
 	"go/types"
+	"maps"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -136,5 +139,75 @@ func Read(r io.Reader) (string, int, error) {
 		return d.Analyzer == sa1019 && d.Path == "app/app.go" && d.Line == line && strings.Contains(d.Message, "io/ioutil")
 	}) {
 		t.Errorf("SA1019 on io/ioutil not found on line %d: %v", line, got)
+	}
+}
+
+// TestChecksKeepWhatTheyKnowOutside: which packages lie outside the
+// repository is each check's own knowledge. The same loaded packages are
+// analysed, concurrently, as two programs: the one loaded, whose
+// repository holds lib, and one whose repository is app's directory
+// alone, so that lib lies outside it. A fact analyzer shared by all the
+// checks runs on lib in every check of the first and in none of the
+// second, and is itself left as it was.
+func TestChecksKeepWhatTheyKnowOutside(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/runs"),
+		"lib/lib.go": "package lib\n\n// Twice doubles n.\nfunc Twice(n int) int { return 2 * n }\n",
+		"app/app.go": "package app\n\nfunc Nothing() {}\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/app.go": `package app
+
+import (
+	"fmt"
+
+	"example.com/runs/lib"
+)
+
+// Four says four.
+func Four() string { return fmt.Sprint(lib.Twice(2)) }
+`})
+	head := r.Commit("head")
+	whole, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil || whole == nil || whole.SyntaxOnly != "" || len(whole.Packages) == 0 {
+		t.Fatalf("load: %v %v", whole, err)
+	}
+	appOnly := &goanalysis.Program{Root: filepath.Join(whole.Root, "app"), Packages: whole.Packages}
+
+	var mu sync.Mutex
+	ran := map[string]int{} // package → passes
+	probe := &analysis.Analyzer{
+		Name: "probe", Doc: "counts the packages it runs on",
+		FactTypes: []analysis.Fact{new(probeFact)},
+		Run: func(pass *analysis.Pass) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ran[pass.Pkg.Path()]++
+			return nil, nil
+		},
+	}
+	run := reflect.ValueOf(probe.Run).Pointer()
+
+	const checks = 20
+	var wg sync.WaitGroup
+	for range checks {
+		for _, p := range []*goanalysis.Program{whole, appOnly} {
+			wg.Go(func() {
+				if _, err := p.Analyze(context.Background(), []*analysis.Analyzer{probe}, nil); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	want := map[string]int{"example.com/runs/app": 2 * checks, "example.com/runs/lib": checks}
+	if !maps.Equal(ran, want) {
+		t.Errorf("passes by package: %v, want %v", ran, want)
+	}
+	if reflect.ValueOf(probe.Run).Pointer() != run {
+		t.Error("the analyzer's Run was replaced")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
@@ -112,28 +111,6 @@ func sortDiagnostics(ds []Diagnostic) {
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
-}
-
-// guarded holds, per analyzer, a copy whose Run turns a panic into an
-// error, so that one analyzer's bug fails that analyzer, not the service.
-var guarded sync.Map // *analysis.Analyzer → *analysis.Analyzer
-
-func guard(a *analysis.Analyzer) *analysis.Analyzer {
-	if g, ok := guarded.Load(a); ok {
-		return g.(*analysis.Analyzer)
-	}
-	g := *a
-	run := a.Run
-	g.Run = func(pass *analysis.Pass) (res any, err error) {
-		defer func() {
-			if x := recover(); x != nil {
-				res, err = nil, fmt.Errorf("%s panicked: %v", a.Name, x)
-			}
-		}()
-		return run(pass)
-	}
-	actual, _ := guarded.LoadOrStore(a, &g)
-	return actual.(*analysis.Analyzer)
 }
 
 // analyzeTyped returns what analyzers found: the registered ones run
@@ -292,23 +269,12 @@ func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Packa
 	if len(analyzers) == 0 {
 		return results
 	}
-	orig := map[*analysis.Analyzer]*analysis.Analyzer{}
+	c := newCheckRun(pkgs, p.Root)
 	run := make([]*analysis.Analyzer, len(analyzers))
 	for i, a := range analyzers {
-		run[i] = guard(a)
-		orig[run[i]] = a
+		run[i] = c.wrap(a)
 	}
-	if err := analysis.Validate(run); err != nil {
-		// A guarded copy collides with its original required elsewhere
-		// (a fact type registered twice): run the originals.
-		run = analyzers
-		for _, a := range analyzers {
-			orig[a] = a
-		}
-	}
-	release := prepareCheck(run, pkgs, p.Root)
 	graph, err := checker.Analyze(run, pkgs, opts)
-	release()
 	if err != nil {
 		for _, a := range analyzers {
 			results[a] = analyzed{err: fmt.Errorf("analyze: %w", err)}
@@ -317,7 +283,7 @@ func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Packa
 	}
 	seen := map[string]bool{}
 	for _, act := range graph.Roots {
-		a := orig[act.Analyzer]
+		a := c.orig[act.Analyzer]
 		r := results[a]
 		if act.Err != nil {
 			if r.err == nil {
@@ -379,7 +345,7 @@ func (p *Program) analyzeSyntax(analyzers []*analysis.Analyzer) ([]Diagnostic, e
 			AllObjectFacts:    func() []analysis.ObjectFact { return nil },
 			AllPackageFacts:   func() []analysis.PackageFact { return nil },
 		}
-		if _, err := guard(a).Run(pass); err != nil {
+		if _, err := runGuarded(a, pass); err != nil {
 			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 		}
 	}
