@@ -298,7 +298,12 @@ func nothingToReview(ch *change.Change, base, head string, uncommitted bool) err
 	case ch.BaseSHA == ch.HeadSHA:
 		what = fmt.Sprintf("--base %s and --head %s are the same commit (%s)", base, head, shortSHA(ch.HeadSHA))
 	}
-	return fmt.Errorf("nothing to review: %s; name a base with --base (e.g. --base HEAD~1 or --base origin/main), or review the work tree's uncommitted changes with --uncommitted", what)
+	how := "name a base with --base (e.g. --base HEAD~1 or --base origin/main), or review the work tree's uncommitted changes with --uncommitted"
+	if uncommitted && len(ch.Skipped) == 0 {
+		// It was --uncommitted: what is left is the commits.
+		how = "change a file first, or review commits instead: drop --uncommitted and name a base with --base (e.g. --base HEAD~1 or --base origin/main)"
+	}
+	return fmt.Errorf("nothing to review: %s; %s", what, how)
 }
 
 // progressPrinter reports each specialist's start and end on w. Notes and

@@ -475,8 +475,9 @@ func TestReviewUncommitted(t *testing.T) {
 	}
 	r.Git("add", "config/app.ini")
 	r.Commit("head")
-	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted"); code != 2 || !strings.Contains(errOut, "no uncommitted changes") {
-		t.Errorf("a clean work tree: exit %d, stderr:\n%s\nwant exit 2, no uncommitted changes", code, errOut)
+	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted"); code != 2 || !strings.Contains(errOut, "no uncommitted changes") ||
+		strings.Contains(errOut, "review the work tree's uncommitted changes with --uncommitted") || !strings.Contains(errOut, "drop --uncommitted") {
+		t.Errorf("a clean work tree: exit %d, stderr:\n%s\nwant exit 2, no uncommitted changes, and the way out not --uncommitted itself", code, errOut)
 	}
 	if _, errOut, code := reviewRun(t, "--repo", r.Dir, "--uncommitted", "--head", "HEAD~1"); code != 2 || !strings.Contains(errOut, "no --head") {
 		t.Errorf("--uncommitted with --head: exit %d, stderr:\n%s", code, errOut)
