@@ -15,9 +15,9 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		"Copies the embedded SQLite database to FILE while quorum serve keeps reading and\n"+
 			"writing it: a consistent snapshot (SQLite's VACUUM INTO), checked, made readable\n"+
 			"by its owner only, and named FILE only once complete. FILE must not exist.\n"+
-			"To restore, stop serve and put the copy in place as DATA_DIR/quorum.db.\n"+
+			"To restore, stop serve and put the copy in place as quorum.db in the data directory.\n"+
 			"A PostgreSQL database is backed up with pg_dump (docs/operations.md).")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	to := c.String("to", "", "", "the file to write the backup to (required; must not exist)")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -28,8 +28,12 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if *db.url != "" {
 		return usageError{errors.New("backup: --database-url is set: quorum backup copies the embedded SQLite database; back PostgreSQL up with pg_dump (docs/operations.md, \"Backups\")")}
 	}
-	fmt.Fprintf(stderr, "quorum: backing up %s to %s…\n", store.SQLitePath(*db.dataDir), *to)
-	info, err := store.BackupSQLite(ctx, *db.dataDir, *to)
+	cfg, err := db.config()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "quorum: backing up %s to %s…\n", store.SQLitePath(cfg.DataDir), *to)
+	info, err := store.BackupSQLite(ctx, cfg.DataDir, *to)
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}

@@ -135,7 +135,7 @@ func TestServeGitHubCacheDir(t *testing.T) {
 		{"postgres", env(), []string{"--database-url", "postgres://quorum@db.invalid/quorum"}, filepath.Join(userCache, "quorum", "github")},
 	} {
 		c := newCommand("serve", "quorum serve [flags]", "")
-		db := addDBFlags(c)
+		db := addDBFlags(c, tc.getenv)
 		f := addGitHubFlags(c)
 		args := append([]string{"--github-app-id", "12345", "--github-private-key-file", keyFile, "--github-webhook-secret", "s"}, tc.args...)
 		if err := c.parse(args, tc.getenv, io.Discard); err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -173,18 +174,47 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // dbConfig is the database flags every command that touches it shares.
 type dbConfig struct {
 	dataDir, url *string
+	getenv       func(string) string
 }
 
-func addDBFlags(c *command) dbConfig {
+func addDBFlags(c *command, getenv func(string) string) dbConfig {
 	return dbConfig{
-		dataDir: c.String("data-dir", "QUORUM_DATA_DIR", "./quorum-data", "directory of the embedded SQLite database (quorum.db), created on first start"),
+		dataDir: c.String("data-dir", "QUORUM_DATA_DIR", "", "directory of the embedded SQLite database (quorum.db), created on first start (default "+dataDirDefault+")"),
 		url:     c.String("database-url", "QUORUM_DATABASE_URL", "", "PostgreSQL URL (postgres://user:pass@host:5432/db); when set, used instead of SQLite"),
+		getenv:  getenv,
 	}
+}
+
+// config is the store's configuration. On SQLite it settles the data
+// directory, the default one when none was given, as an absolute path
+// (so that what describe prints is the same file wherever it is read),
+// and keeps it in dataDir for describe and the GitHub cache.
+func (d dbConfig) config() (store.Config, error) {
+	if *d.url != "" {
+		return store.Config{URL: *d.url}, nil
+	}
+	dir := *d.dataDir
+	if dir == "" {
+		var err error
+		if dir, err = defaultDataDir(d.getenv); err != nil {
+			return store.Config{}, err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return store.Config{}, fmt.Errorf("data directory: %w", err)
+	}
+	*d.dataDir = abs
+	return store.Config{DataDir: abs}, nil
 }
 
 // open opens the database and brings its schema up to date.
 func (d dbConfig) open(ctx context.Context, log *slog.Logger) (*store.DB, error) {
-	db, err := store.Open(ctx, store.Config{URL: *d.url, DataDir: *d.dataDir})
+	cfg, err := d.config()
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +236,8 @@ func (d dbConfig) open(ctx context.Context, log *slog.Logger) (*store.DB, error)
 	return db, nil
 }
 
+// describe names the database: "postgres", or the SQLite file once config
+// has settled it.
 func (d dbConfig) describe() string {
 	if *d.url != "" {
 		return "postgres"
@@ -235,11 +267,15 @@ func durationsWithUnits(_ []string, a slog.Attr) slog.Attr {
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("migrate", "quorum migrate [flags]",
 		"Applies quorum's and the job queue's schema migrations and exits. It is safe\nto run again and from several replicas at once; serve also migrates at start.")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
-	d, err := store.Open(ctx, store.Config{URL: *db.url, DataDir: *db.dataDir})
+	cfg, err := db.config()
+	if err != nil {
+		return err
+	}
+	d, err := store.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

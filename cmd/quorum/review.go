@@ -102,14 +102,14 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	failUnanalysed := c.Bool("fail-on-unanalysed", "", true, "exit 3 when the review passes --fail-on but changed source was not analysed or a specialist did not finish (false: exit 0)")
 	timeout := c.Duration("timeout", "", pipeline.DefaultTimeout, "time limit of each specialist")
 	color := c.String("color", "", "auto", "colour severities in text output: auto (when standard output is a terminal and NO_COLOR is unset), always or never")
-	save := c.Bool("save", "", false, "store the review (and its events) in the database, so quorum serve shows it")
+	save := c.Bool("save", "", false, "store the review (and its events) in the database (see --data-dir), where quorum serve on the same database finds it")
 	owner := c.String("owner", "", "local", "repository owner (and account) the review is stored under")
 	name := c.String("name", "", "", "repository name the review is stored under (default: the repository directory's name)")
 	pr := c.Int("pr", "", 0, "pull request number the review is stored under")
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "with --save: reviews an account may have per rate-limit window")
 	window := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "with --save: length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	analyzersDir := addAnalyzersDirFlag(c)
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -199,10 +199,10 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 				return err
 			}
 			if saved.ReviewID != "" {
-				fmt.Fprintf(stderr, "quorum: saved review %s of %s/%s#%d (%s); quorum serve shows it at /v1/reviews/%s\n",
+				fmt.Fprintf(stderr, "quorum: saved review %s of %s/%s#%d in %s; a quorum serve on that database serves it at GET /v1/reviews/%s\n",
 					saved.ReviewID, *owner, *name, *pr, db.describe(), saved.ReviewID)
 			} else {
-				fmt.Fprintf(stderr, "quorum: saved review.failed (%s) for %s/%s#%d\n", res.Reason, *owner, *name, *pr)
+				fmt.Fprintf(stderr, "quorum: saved review.failed (%s) for %s/%s#%d in %s\n", res.Reason, *owner, *name, *pr, db.describe())
 			}
 			return nil
 		}

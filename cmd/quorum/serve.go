@@ -39,7 +39,7 @@ const (
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("serve", "quorum serve [flags]",
 		"Runs the API server and the job workers. On first start it creates the database\n(SQLite under --data-dir unless --database-url names a PostgreSQL) and migrates it.\nStops gracefully on SIGINT or SIGTERM.")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	addr := c.String("addr", "QUORUM_ADDR", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	publicURL := c.String("public-url", "QUORUM_PUBLIC_URL", "", "URL at which clients reach this server (default http://<addr>)")
 	docsURL := c.String("docs-url", "QUORUM_DOCS_URL", "", "base URL of the documentation that problem types link to (default <public-url>/docs)")

@@ -119,7 +119,11 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 // directory. "" (no home to find one in) leaves github.Config's default.
 func defaultGitHubCacheDir(db dbConfig) string {
 	if *db.url == "" {
-		return filepath.Join(*db.dataDir, "github-cache")
+		cfg, err := db.config()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(cfg.DataDir, "github-cache")
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {

@@ -70,7 +70,7 @@ func status(t token.Token, now time.Time) string {
 func runTokenCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("create", "quorum token create --account LOGIN --scope SCOPE [--scope SCOPE…] [flags]",
 		"Issues a personal access token for an account and prints it alone on the first\nline of standard output; details go to standard error. The token is not shown again.")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "login of the account (GitHub user or organization) the token belongs to (required)")
 	var scopes stringList
 	c.Var(&scopes, "scope", "", "scope to grant: reviews:read, findings:read, webhooks:read or webhooks:write (repeatable, or comma-separated; required)")
@@ -131,7 +131,7 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 
 func runTokenList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	c := newCommand("list", "quorum token list [flags]", fmt.Sprintf("Lists tokens, oldest first, without their secrets. LAST USED is what quorum serve\nhas written: a use shows within %s, and a token in steady use is written\nonce a minute, so it is exact to the minute.", token.FlushInterval))
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "only this account's tokens")
 	asJSON := c.Bool("json", "", false, "print a JSON array")
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -192,7 +192,7 @@ func runTokenRevoke(ctx context.Context, args []string, getenv func(string) stri
 	c := newCommand("revoke", "quorum token revoke [flags] TOKEN_ID",
 		"Revokes a token by its id (tok_…, from token list). The next request that carries\nit is refused, by every replica sharing the database.")
 	c.maxArgs = 1
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}

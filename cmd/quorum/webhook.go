@@ -74,7 +74,7 @@ func (d dbConfig) openQuiet(ctx context.Context) (*store.DB, error) {
 func runWebhookCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("create", "quorum webhook create --account LOGIN --url URL [--event EVENT…] [flags]",
 		"Registers a webhook endpoint for an account and prints its signing secret alone\non the first line of standard output; details go to standard error. The secret\nis not shown again (quorum webhook list never shows it).")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "login of the account (GitHub user or organization) the endpoint belongs to (required)")
 	url := c.String("url", "", "", "http or https URL to deliver events to (required)")
 	var events stringList
@@ -124,7 +124,7 @@ func runWebhookCreate(ctx context.Context, args []string, getenv func(string) st
 
 func runWebhookList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	c := newCommand("list", "quorum webhook list [flags]", "Lists live webhook endpoints, newest first, without their secrets.")
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "only this account's endpoints")
 	asJSON := c.Bool("json", "", false, "print a JSON array")
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -185,7 +185,7 @@ func runWebhookDelete(ctx context.Context, args []string, getenv func(string) st
 	c := newCommand("delete", "quorum webhook delete [flags] ENDPOINT_ID",
 		"Deletes a webhook endpoint by its id (hook_…, from webhook list): it receives\nnothing more and its pending deliveries stop. Its delivery history is kept.")
 	c.maxArgs = 1
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func runWebhookDeliveries(ctx context.Context, args []string, getenv func(string
 	c := newCommand("deliveries", "quorum webhook deliveries [flags] ENDPOINT_ID",
 		"Lists an endpoint's deliveries, newest first, with their status and attempts.")
 	c.maxArgs = 1
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	status := c.String("status", "", "", "only deliveries with this status: "+strings.Join(webhook.Statuses, ", "))
 	limit := c.Int("limit", "", 50, "how many deliveries to show at most")
 	asJSON := c.Bool("json", "", false, "print a JSON array")
@@ -274,7 +274,7 @@ func runWebhookRedeliver(ctx context.Context, args []string, getenv func(string)
 	c := newCommand("redeliver", "quorum webhook redeliver [flags] DELIVERY_ID",
 		"Sends a delivery (wh_…, from webhook deliveries) again, whatever its status, with\nthe same delivery id so receivers still deduplicate. A running quorum serve\nmakes the attempt.")
 	c.maxArgs = 1
-	db := addDBFlags(c)
+	db := addDBFlags(c, getenv)
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
