@@ -34,26 +34,14 @@ func TestGoCommandCannotMakeQuorumReadTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	goroot := goRoot(t)
-	// Asked by the loader (unconfined) for its environment it answers as
-	// the real one; confined, it runs the real go command, then swaps the
-	// package's file for a link to the host's secret.
-	fake := `#!/bin/sh
-if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
-	exec ` + goroot + `/bin/go "$@"
-fi
-case "$*" in *-json*) [ -L p/p.go ] && mv -f p/.orig p/p.go;; esac
-` + goroot + `/bin/go "$@"
+	// Confined, it runs the real go command, then swaps the package's
+	// file for a link to the host's secret.
+	goExe := standInGo(t, base, `case "$*" in *-json*) [ -L p/p.go ] && mv -f p/.orig p/p.go;; esac
+`+goroot+`/bin/go "$@"
 rc=$?
-case "$*" in *-json*) [ -f p/p.go ] && cp p/p.go p/.orig && ln -sf ` + secretFile + ` p/p.go;; esac
+case "$*" in *-json*) [ -f p/p.go ] && cp p/p.go p/.orig && ln -sf `+secretFile+` p/p.go;; esac
 exit $rc
-`
-	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	goExe := filepath.Join(base, "bin", "go")
-	if err := os.WriteFile(goExe, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
 	base0 := r.Commit("base")
@@ -97,23 +85,10 @@ exit $rc
 // confined as the first.
 func TestGoCommandStaysConfinedWhenTheFirstCacheDirIsGone(t *testing.T) {
 	base := worldDir(t, "quorum-go-dispatch-")
-	// The go command answers the loader's go env as the real one, and,
-	// for anything else, says which user runs it and fails.
-	goroot := goRoot(t)
-	fake := `#!/bin/sh
-if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
-	exec ` + goroot + `/bin/go "$@"
-fi
-echo "probe uid=$(id -u)" >&2
+	// The go command says which user runs it, and fails.
+	goExe := standInGo(t, base, `echo "probe uid=$(id -u)" >&2
 exit 1
-`
-	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	goExe := filepath.Join(base, "bin", "go")
-	if err := os.WriteFile(goExe, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
 	base0 := r.Commit("base")

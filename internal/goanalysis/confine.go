@@ -25,7 +25,7 @@ import (
 // resolves a bare name with the process's PATH, not the child's), so a
 // dispatcher named go goes first on PATH, once per process: with
 // QUORUM_GO_SANDBOX in the child's environment (a load's) it runs that
-// load's sandbox script, without it the go command it stands before.
+// load's sandbox script, without it the first go on PATH past itself.
 //
 // It fails closed: a load's environment holds a GOTOOLCHAIN that the go
 // command refuses, which only the sandbox script sets right. A go
@@ -47,9 +47,9 @@ var (
 
 // dispatcher puts the dispatcher first on PATH, once per process, in a
 // directory of its own under the user's cache directory (or a temporary
-// one), and puts it back first if PATH has changed since; goPath is the
-// go command it stands before. It returns the dispatcher's path.
-func dispatcher(goPath string) (string, error) {
+// one), and puts it back first if PATH has changed since. It returns the
+// dispatcher's path.
+func dispatcher() (string, error) {
 	dispatchMu.Lock()
 	defer dispatchMu.Unlock()
 	if dispatchBin == "" {
@@ -61,15 +61,18 @@ func dispatcher(goPath string) (string, error) {
 		if err != nil {
 			base = os.TempDir()
 		}
-		// One directory, written anew (atomically) by each process: the
-		// go command it stands before may differ between them.
+		// One directory for every process; each writes the script anew
+		// (atomically), in case an older quorum wrote another.
 		dir := filepath.Join(base, "go-dispatch")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", err
 		}
+		// Outside a load it runs the first go on PATH past itself: the
+		// one any other go command of this process would have run.
 		script := "#!/bin/sh\n# Written by quorum (internal/goanalysis): a load's go command runs in its sandbox.\n" +
 			"if [ -n \"${" + sandboxVar + ":-}\" ]; then exec \"$" + sandboxVar + "\" \"$@\"; fi\n" +
-			"exec " + sandbox.Quote(goPath) + " \"$@\"\n"
+			"IFS=:\nfor d in $PATH; do\n\t[ \"$d\" = " + sandbox.Quote(dir) + " ] && continue\n\t[ -x \"$d/go\" ] && exec \"$d/go\" \"$@\"\ndone\n" +
+			"echo \"quorum: no go command on PATH\" >&2\nexit 127\n"
 		tmp, err := os.CreateTemp(dir, ".go-")
 		if err != nil {
 			return "", err
@@ -117,7 +120,7 @@ func (c *confinement) release() { os.RemoveAll(c.private) }
 // confine returns the sandbox of the go command for a load of the tree
 // at dir.
 func (l *Loader) confine(env []string, dir string) (*confinement, error) {
-	if _, err := dispatcher(l.goPath); err != nil {
+	if _, err := dispatcher(); err != nil {
 		return nil, fmt.Errorf("confine the go command: %w", err)
 	}
 	private, err := os.MkdirTemp("", "quorum-go-")

@@ -26,29 +26,16 @@ func TestGoCommandRunsConfined(t *testing.T) {
 	}
 	const secret = "QUORUM-GO-PROBE-SECRET-31c"
 	t.Setenv("QUORUM_GITHUB_PRIVATE_KEY", secret)
-	// Asked by the loader itself (unconfined, once) for its version, module
-	// cache and GOROOT, it answers; run by go/packages it reports what it
-	// can reach, on stderr, which the review gives as why loading failed.
-	fake := `#!/bin/sh
-if [ "$1" = env ] && [ "$2" = GOVERSION ]; then
-	echo go1.26.0; echo ` + base + `/modcache; echo ` + base + `
-	exit 0
-fi
-secret=no
-for f in /proc/[0-9]*/environ; do grep -q ` + secret + ` "$f" 2>/dev/null && secret=yes; done
-env | grep -q ` + secret + ` && secret=yes
+	// Run by go/packages it reports what it can reach, on stderr, which
+	// the review gives as why loading failed.
+	goExe := standInGo(t, base, `secret=no
+for f in /proc/[0-9]*/environ; do grep -q `+secret+` "$f" 2>/dev/null && secret=yes; done
+env | grep -q `+secret+` && secret=yes
 wrote=no
-(echo pwned > ` + outside + `/x) 2>/dev/null && wrote=yes
+(echo pwned > `+outside+`/x) 2>/dev/null && wrote=yes
 echo "probe uid=$(id -u) procs=$(ls -d /proc/[0-9]* 2>/dev/null | wc -l) secret=$secret wrote=$wrote" >&2
 exit 1
-`
-	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	goExe := filepath.Join(base, "bin", "go")
-	if err := os.WriteFile(goExe, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
 	base0 := r.Commit("base")
@@ -102,6 +89,23 @@ func worldDir(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// standInGo writes base/bin/go, a go command that plays the attacker:
+// asked by the loader itself (unconfined, once) for its version, module
+// cache and GOROOT, it answers as the real one does; any other time it
+// runs body, a shell script.
+func standInGo(t *testing.T, base, body string) string {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(base, "bin", "go")
+	script := "#!/bin/sh\nif [ \"$1\" = env ] && [ \"$2\" = GOVERSION ]; then\n\texec " + goRoot(t) + "/bin/go \"$@\"\nfi\n" + body
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
 
 // goRoot returns the real go command's GOROOT.

@@ -16,7 +16,7 @@ import (
 func TestIsolationIsBounded(t *testing.T) {
 	exe, err := exec.LookPath("false")
 	if err != nil {
-		t.Skip("no false(1)")
+		t.Fatalf("false(1), the stand-in analyzer that always fails, is not on PATH: %v", err)
 	}
 	e := &Engine{timeout: 10 * time.Second, found: map[*Tool]Found{Ruff: {Tool: Ruff, Path: exe}}}
 	contents := map[string][]byte{}
