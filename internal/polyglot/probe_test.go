@@ -2,17 +2,15 @@ package polyglot_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/polyglot"
+	"github.com/quorum-review/quorum/internal/sandbox/sandboxtest"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
 
@@ -38,22 +36,7 @@ func TestEngineRunsAnInstalledProbeConfined(t *testing.T) {
 	}
 	const secret = "QUORUM-ENGINE-PROBE-SECRET-9b4"
 	t.Setenv("QUORUM_GITHUB_PRIVATE_KEY", secret)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
+	loopback := sandboxtest.NewLoopback(t)
 	marker := "quorum-engine-probe-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	probe := `#!/usr/bin/python3
 import os, socket, subprocess, sys
@@ -67,7 +50,7 @@ try:
 except OSError:
     pass
 try:
-    socket.create_connection(("127.0.0.1", ` + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + `), timeout=2).close()
+    socket.create_connection(("127.0.0.1", ` + strconv.Itoa(loopback.Port) + `), timeout=2).close()
     escaped.append("reached loopback")
 except OSError:
     pass
@@ -97,41 +80,8 @@ print("ESCAPED: " + ", ".join(escaped) if escaped else "[]")
 	if _, err := os.Stat(filepath.Join(outside, "pwned")); err == nil {
 		t.Error("the probe wrote outside its directory")
 	}
-	select {
-	case <-accepted:
+	if loopback.Reached() {
 		t.Error("the probe reached a loopback port")
-	default:
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		left := processesWith(marker)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("the probe's child outlived the review: %v", left)
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// processesWith returns the processes whose command line holds s.
-func processesWith(s string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), s) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	sandboxtest.NoneLeft(t, marker)
 }

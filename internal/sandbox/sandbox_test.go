@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/sandbox"
+	"github.com/quorum-review/quorum/internal/sandbox/sandboxtest"
 )
 
 // probe is an analyzer that plays the attacker: it tries to get out of
@@ -174,22 +175,7 @@ func TestProbeCannotEscape(t *testing.T) {
 	const secret = "QUORUM-PROBE-SECRET-7d1e"
 	t.Setenv("QUORUM_WEBHOOK_SECRET", secret)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
+	loopback := sandboxtest.NewLoopback(t)
 	sock := filepath.Join(outside, "s.sock")
 	ul, err := net.Listen("unix", sock)
 	if err != nil {
@@ -207,7 +193,7 @@ func TestProbeCannotEscape(t *testing.T) {
 	marker := "quorum-probe-marker-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	args, _ := json.Marshal(map[string]any{
 		"private": private, "outside": outside, "readonly": readonly,
-		"port": ln.Addr().(*net.TCPAddr).Port, "unix": sock, "abstract": abstract,
+		"port": loopback.Port, "unix": sock, "abstract": abstract,
 		"secret": secret, "marker": marker, "allocate": 1 << 30,
 	})
 	var stdout, stderr bytes.Buffer
@@ -258,10 +244,8 @@ func TestProbeCannotEscape(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
 		t.Error("the probe wrote outside its directory")
 	}
-	select {
-	case <-accepted:
+	if loopback.Reached() {
 		t.Error("the probe reached a loopback port")
-	default:
 	}
 	if len(got.SecretSeenIn) > 0 {
 		t.Errorf("the probe read the parent's secret in %v", got.SecretSeenIn)
@@ -276,21 +260,7 @@ func TestProbeCannotEscape(t *testing.T) {
 		}
 	}
 	// Nothing it started outlives the run.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		left := processesWith(marker)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes left behind after the run: %v", left)
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	sandboxtest.NoneLeft(t, marker)
 }
 
 // TestProbeAsUnprivilegedUser runs TestProbeCannotEscape again with quorum
@@ -427,21 +397,4 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	write(t, to, string(b), 0o755)
-}
-
-// processesWith returns the processes whose command line holds s.
-func processesWith(s string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(s)) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
