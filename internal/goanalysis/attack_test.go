@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/goanalysis"
-	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
 
 // quorum, unconfined (root), reads the tree once go list has answered. A
@@ -42,14 +41,10 @@ rc=$?
 case "$*" in *-json*) [ -f p/p.go ] && cp p/p.go p/.orig && ln -sf `+secretFile+` p/p.go;; esac
 exit $rc
 `)
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
-	base0 := r.Commit("base")
-	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
-	head := r.Commit("head")
+	ch := probeChange(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, r.Change(base0, head))
+	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +84,7 @@ func TestGoCommandStaysConfinedWhenTheFirstCacheDirIsGone(t *testing.T) {
 	goExe := standInGo(t, base, `echo "probe uid=$(id -u)" >&2
 exit 1
 `)
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
-	base0 := r.Commit("base")
-	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
-	head := r.Commit("head")
+	ch := probeChange(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, what := range []string{"first load", "load after the first loader's cache directory is gone"} {
@@ -101,7 +92,7 @@ exit 1
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: cacheDir}).Load(ctx, r.Change(base0, head))
+		p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: cacheDir}).Load(ctx, ch)
 		os.RemoveAll(cacheDir)
 		if err != nil {
 			t.Fatal(err)

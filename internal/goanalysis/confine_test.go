@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
@@ -36,14 +37,10 @@ wrote=no
 echo "probe uid=$(id -u) procs=$(ls -d /proc/[0-9]* 2>/dev/null | wc -l) secret=$secret wrote=$wrote" >&2
 exit 1
 `)
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
-	base0 := r.Commit("base")
-	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
-	head := r.Commit("head")
+	ch := probeChange(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, r.Change(base0, head))
+	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +86,16 @@ func worldDir(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// probeChange is a change of one package, p, for a stand-in go to load.
+func probeChange(t *testing.T) *change.Change {
+	t.Helper()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
+	return r.Change(base, r.Commit("head"))
 }
 
 // standInGo writes base/bin/go, a go command that plays the attacker:
