@@ -200,7 +200,7 @@ func generatedContent(ctx context.Context, f *File, head string, tree Tree) (boo
 				lines = append(lines, strings.TrimSuffix(l.Text, "\r"))
 			}
 		}
-		return hasGeneratedMarker(lines) > 0, nil
+		return generatedMarkerLine(lines) > 0, nil
 	}
 	if tree == nil {
 		return false, nil
@@ -221,7 +221,7 @@ func generatedContent(ctx context.Context, f *File, head string, tree Tree) (boo
 	for len(lines) < generatedScanLines && sc.Scan() {
 		lines = append(lines, strings.TrimSuffix(sc.Text(), "\r"))
 	}
-	n := hasGeneratedMarker(lines)
+	n := generatedMarkerLine(lines)
 	return n > 0 && (!f.Changed(n) || hadGeneratedMarker(f)), nil
 }
 
@@ -234,8 +234,7 @@ func hadGeneratedMarker(f *File) bool {
 			if l.Kind != KindDeleted || l.OldNumber > generatedScanLines {
 				continue
 			}
-			t := strings.TrimSuffix(l.Text, "\r")
-			if goGenerated.MatchString(t) || l.OldNumber <= markerScanLines && otherGenerated.MatchString(t) {
+			if generatedMarker(strings.TrimSuffix(l.Text, "\r"), l.OldNumber) {
 				return true
 			}
 		}
@@ -243,16 +242,20 @@ func hadGeneratedMarker(f *File) bool {
 	return false
 }
 
-// hasGeneratedMarker returns the number (1-based) of the first of lines
+// generatedMarkerLine returns the number (1-based) of the first of lines
 // that carries a generated-code marker, or 0.
-func hasGeneratedMarker(lines []string) int {
+func generatedMarkerLine(lines []string) int {
 	for i, l := range lines {
-		if goGenerated.MatchString(l) {
-			return i + 1
-		}
-		if i < markerScanLines && otherGenerated.MatchString(l) {
+		if generatedMarker(l, i+1) {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// generatedMarker reports whether line n (1-based) of a file's first lines
+// is a generated-code marker: Go's anywhere in them, the others' only in
+// the first markerScanLines.
+func generatedMarker(l string, n int) bool {
+	return goGenerated.MatchString(l) || n <= markerScanLines && otherGenerated.MatchString(l)
 }
