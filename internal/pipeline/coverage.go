@@ -83,41 +83,44 @@ func unanalysed(ctx context.Context, c *change.Change, langs map[string]string, 
 		if f.Status == change.StatusDeleted || f.NewPath == "" || langs[f.NewPath] == "" {
 			continue
 		}
+		var link string // a symbolic link's target, as written
 		if sk.Reason == change.ReasonSymlink {
+			if b, err := c.ReadFile(ctx, f.NewPath); err == nil {
+				link = string(b)
+			}
 			// A link to a file of the change that was analysed as the
 			// same language hides nothing.
-			if to := linkTarget(ctx, c, f.NewPath); to != "" && analysed[to] && langs[to] == langs[f.NewPath] {
+			if to := linkTarget(f.NewPath, link); to != "" && analysed[to] && langs[to] == langs[f.NewPath] {
 				continue
 			}
 		}
-		gaps = append(gaps, gap{path: f.NewPath, reason: skippedWhy(ctx, c, sk)})
+		gaps = append(gaps, gap{path: f.NewPath, reason: skippedWhy(sk, link)})
 	}
 	return gaps
 }
 
-// linkTarget returns the repository path a symbolic link at p points to,
-// or "" when it points outside the repository or cannot be read.
-func linkTarget(ctx context.Context, c *change.Change, p string) string {
-	to, err := c.ReadFile(ctx, p)
-	if err != nil || len(to) == 0 || path.IsAbs(string(to)) {
+// linkTarget returns the repository path a symbolic link at p whose
+// target is to points to, or "" when it points outside the repository.
+func linkTarget(p, to string) string {
+	if to == "" || path.IsAbs(to) {
 		return ""
 	}
-	t := path.Join(path.Dir(p), string(to))
+	t := path.Join(path.Dir(p), to)
 	if t == ".." || strings.HasPrefix(t, "../") {
 		return ""
 	}
 	return t
 }
 
-// skippedWhy says why a skipped source file was not analysed. A marker of
-// generated or vendored code on a new file is only the change's word: the
-// reason says so.
-func skippedWhy(ctx context.Context, c *change.Change, sk change.Skipped) string {
+// skippedWhy says why a skipped source file was not analysed (link is a
+// symbolic link's target). A marker of generated or vendored code on a new
+// file is only the change's word: the reason says so.
+func skippedWhy(sk change.Skipped, link string) string {
 	f := sk.File
 	switch sk.Reason {
 	case change.ReasonSymlink:
-		if to, err := c.ReadFile(ctx, f.NewPath); err == nil && len(to) > 0 && len(to) <= 200 && !strings.ContainsFunc(string(to), unicode.IsControl) {
-			return fmt.Sprintf("skipped: a symbolic link (to %s), not followed", to)
+		if link != "" && len(link) <= 200 && !strings.ContainsFunc(link, unicode.IsControl) {
+			return fmt.Sprintf("skipped: a symbolic link (to %s), not followed", link)
 		}
 		return "skipped: a symbolic link, not followed"
 	case change.ReasonSubmodule:
