@@ -36,6 +36,13 @@ var classes = []string{
 	// into words, a name used where it is not defined, an error lost by
 	// the way it is thrown (an async Promise executor).
 	"word-splitting", "undefined-name", "lost-error",
+	// Issue 18's polyglot bug cases: data turned into objects or code
+	// (yaml.load, eval), markup from input (innerHTML,
+	// dangerouslySetInnerHTML), keys that reach Object.prototype, a
+	// Dockerfile instruction that breaks the build, ADD where COPY is meant,
+	// a deletion of a system directory (rm -rf /usr /lib/…).
+	"deserialization", "code-injection", "xss", "prototype-pollution",
+	"build-failure", "add-instead-of-copy", "dangerous-delete",
 }
 
 // specialists are the built-in specialists an expectation may name.
