@@ -60,7 +60,7 @@ func Of(p string) string {
 	if l, ok := names[base]; ok {
 		return l
 	}
-	if strings.HasPrefix(base, "Dockerfile.") || strings.HasSuffix(strings.ToLower(base), ".dockerfile") {
+	if dockerfileName(base) {
 		return "Dockerfile"
 	}
 	ext := path.Ext(base)
@@ -117,4 +117,24 @@ func OfShebang(b []byte) string {
 	}
 	prog = strings.TrimRight(prog, "0123456789.")
 	return interpreters[prog]
+}
+
+// dockerfileName reports whether base names a Dockerfile by the habits
+// of real repositories: Dockerfile.prod, app.dockerfile, and, with no
+// extension after it, Dockerfile-dependencies or Containerfile_arm64.
+func dockerfileName(base string) bool {
+	lower := strings.ToLower(base)
+	if strings.HasSuffix(lower, ".dockerfile") || strings.HasSuffix(lower, ".containerfile") {
+		return true
+	}
+	for _, stem := range []string{"Dockerfile", "Containerfile"} {
+		rest, ok := strings.CutPrefix(base, stem)
+		if !ok || rest == "" {
+			continue
+		}
+		if rest[0] == '.' || (rest[0] == '-' || rest[0] == '_') && !strings.Contains(rest, ".") {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,8 @@ func TestOf(t *testing.T) {
 		"README.md": "", "go.mod": "", "config.yaml": "", "data.json": "",
 		"x.PY": "Python", "app.Dockerfile": "Dockerfile", "web/App.JSX": "JavaScript", ".envrc": "shell", "home/.bashrc": "shell",
 		"notes.txt": "", "bin/tool": "", "x.GO": "",
+		"docker/Dockerfile-dependencies": "Dockerfile", "Containerfile_arm64": "Dockerfile", "Containerfile.dev": "Dockerfile",
+		"Dockerfile-notes.md": "", "Dockerfiles": "",
 	} {
 		if got := lang.Of(p); got != want {
 			t.Errorf("Of(%q) = %q, want %q", p, got, want)
