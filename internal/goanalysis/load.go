@@ -76,12 +76,30 @@ const DefaultMaxTreeBytes = 128 << 20
 type Config struct {
 	// Go is the go command; "go" on PATH when empty.
 	Go string
-	// Network lets go fetch missing modules through GOProxy (with the
-	// checksum database on). Off by default: reviews are offline.
-	Network bool
-	// GoProxy is GOPROXY when Network is set; "https://proxy.golang.org"
-	// when empty. Version control fetches stay off whatever it says.
+	// GoProxy is the GOPROXY list the modules a change needs are fetched
+	// through before it is loaded (fetch.go): proxies separated by "," or
+	// "|" as the go command reads them; "direct" is ignored (nothing is
+	// fetched from version control). Empty or "off": nothing is fetched
+	// and the load uses what the module cache holds.
 	GoProxy string
+	// GoPrivate are the module path patterns (GOPRIVATE's syntax) not
+	// checked against the checksum database: the operator's private
+	// modules, which the proxies must serve.
+	GoPrivate string
+	// Netrc is a netrc file whose credentials quorum sends to the
+	// proxies of its host names; the go command never sees it.
+	Netrc string
+	// FetchTimeout and FetchMaxBytes bound one change's fetch;
+	// DefaultFetchTimeout and DefaultFetchMaxBytes when 0.
+	FetchTimeout  time.Duration
+	FetchMaxBytes int64
+	// SeedModCache is a module cache read, never written, before the
+	// proxies are asked (the developer's own, for quorum review).
+	SeedModCache string
+	// ModCacheMaxBytes bounds the module cache: past it the least
+	// recently used module versions are removed between reviews. 0: it
+	// is never pruned (set it only for a cache quorum owns).
+	ModCacheMaxBytes int64
 	// ModCache is GOMODCACHE; the service user's module cache when empty.
 	ModCache string
 	// CacheDir holds GOCACHE and the private HOME and GOPATH; a directory
@@ -121,6 +139,8 @@ type Loader struct {
 	// abandoned counts the loads past their time limit whose type
 	// checker still runs (loadUntil).
 	abandoned atomic.Int32
+	// fetcher fetches modules before a load; nil when GoProxy is off.
+	fetcher *fetcher
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
@@ -387,8 +407,20 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		}
 	}
 
+	// The modules the groups need are fetched first (fetch.go); the
+	// load itself is offline.
+	unlock, err := l.lockModCache()
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+	defer unlock()
+	got, err := l.fetch(ctx, env, tmp, root, groups, len(testDirs(s)) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+
 	// The go command runs confined (confine.go).
-	confined, err := l.confine(env, tmp)
+	confined, err := l.confine(env, tmp, false)
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
@@ -422,14 +454,14 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		case err != nil:
 			// The reason goes into findings: no temporary path in it, so
 			// a review says the same thing each time.
-			why := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+			why := got.explain(g.modDir, strings.ReplaceAll(err.Error(), root+string(filepath.Separator), ""))
 			for _, d := range g.dirs() {
 				broken[d] = why
 			}
 			continue
 		}
 		for d, why := range failed {
-			broken[d] = strings.ReplaceAll(why, root+string(filepath.Separator), "")
+			broken[d] = got.explain(g.modDir, strings.ReplaceAll(why, root+string(filepath.Separator), ""))
 		}
 		for _, pkg := range roots {
 			if why := pathological(pkg); why != "" {
@@ -994,17 +1026,22 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	if err := sandbox.Own(l.sandboxCache); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)
 	}
-	// Offline, the module cache is the proxy: an import no go.mod
-	// requires (a GOPATH-era tree's, say) resolves to the newest version
-	// the cache holds, and nothing is fetched.
-	proxy, sumdb := "file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download")), "off"
-	if l.cfg.Network {
-		proxy = l.cfg.GoProxy
-		if proxy == "" {
-			proxy = "https://proxy.golang.org"
+	if l.cfg.fetching() {
+		if l.fetcher, err = newFetcher(l.cfg); err != nil {
+			return nil, "", err
 		}
-		sumdb = "sum.golang.org"
+		// The fetch writes the cache as the sandbox's user.
+		if err := os.MkdirAll(modCache, 0o700); err != nil {
+			return nil, "", fmt.Errorf("module cache: %w", err)
+		}
+		if err := sandbox.Own(modCache); err != nil {
+			return nil, "", fmt.Errorf("module cache: %w", err)
+		}
 	}
+	// The load is offline, and the module cache is the proxy: an import
+	// no go.mod requires (a GOPATH-era tree's, say) resolves to the
+	// newest version the cache holds (fetch.go has filled it).
+	proxy, sumdb := "file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download")), "off"
 	env := []string{
 		// The go command's own PATH (go/packages starts it through the
 		// dispatcher on quorum's: confine.go).
