@@ -82,11 +82,15 @@ func userModCache() string {
 const reviewModCacheHelp = "$XDG_CACHE_HOME/quorum/go/mod, i.e. ~/.cache/quorum/go/mod, which reads the go command's GOMODCACHE first"
 
 // reviewModCache is quorum review's own module cache, under the user's
-// cache directory.
-func reviewModCache() string {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
+// cache directory (XDG's).
+func reviewModCache(getenv func(string) string) string {
+	base := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(base) {
+		if home := getenv("HOME"); filepath.IsAbs(home) {
+			base = filepath.Join(home, ".cache")
+		} else if base, _ = os.UserCacheDir(); base == "" {
+			base = os.TempDir()
+		}
 	}
 	return filepath.Join(base, "quorum", "go", "mod")
 }
