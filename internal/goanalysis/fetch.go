@@ -26,6 +26,8 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
+
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 // Before the offline load, the modules the changed packages need are
@@ -215,6 +217,7 @@ const (
 	overBound                          // past the review's bytes
 	timedOut                           // past the review's time
 	fetchOff                           // GOPROXY off
+	notVerified                        // served, but its checksum or go.mod did not verify
 )
 
 // fetchSession is the proxy of one change's fetch: its bytes and what it
@@ -476,6 +479,15 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		return nil, fmt.Errorf("fetch modules: %w", err)
 	}
 	defer confined.release()
+	// The checksum database's client keeps what it verified under
+	// GOPATH/pkg/sumdb: a directory of the fetch's own.
+	gopath := filepath.Join(confined.mod, "gopath")
+	if err := os.Mkdir(gopath, 0o700); err != nil {
+		return nil, fmt.Errorf("fetch modules: %w", err)
+	}
+	if err := sandbox.Own(gopath); err != nil {
+		return nil, fmt.Errorf("fetch modules: %w", err)
+	}
 
 	fctx, cancel := context.WithTimeout(ctx, l.fetcher.timeout)
 	defer cancel()
@@ -487,7 +499,11 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		if err != nil {
 			return nil, fmt.Errorf("fetch modules: %w", err)
 		}
-		args := []string{"list", "-e", "-deps", "-f", "{{with .Module}}{{.Dir}}{{end}}"}
+		genv = slices.DeleteFunc(genv, func(kv string) bool { return strings.HasPrefix(kv, "GOPATH=") })
+		genv = append(genv, "GOPATH="+gopath)
+		// Each package's module directory (touch), and its error, if
+		// any, on a line of its own.
+		args := []string{"list", "-e", "-deps", "-f", "{{with .Module}}{{.Dir}}{{end}}{{with .Error}}\n" + errorLine + "{{.Err}}{{end}}"}
 		if tests {
 			args = append(args, "-test")
 		}
@@ -505,6 +521,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		cmd.WaitDelay = 2 * time.Second
 		cmd.Run()
 		l.touch(stdout.String())
+		out.failed(stdout.String(), stderr.String(), root)
 		if fctx.Err() != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -538,6 +555,46 @@ func (l *Loader) touch(dirs string) {
 		if escMod, ver, ok := strings.Cut(filepath.ToSlash(rel), "@"); ok {
 			os.Chtimes(filepath.Join(l.modCache, "cache", "download", filepath.FromSlash(escMod), "@v", ver+".zip"), now, now)
 		}
+	}
+}
+
+// errorLine starts the lines of the fetch's output that are a package's
+// error.
+const errorLine = "quorum-error: "
+
+// verifyError finds, in a go command's error, a module whose download
+// did not verify ("verifying example.com/m@v1.2.0: checksum mismatch").
+var verifyError = regexp.MustCompile(`verifying ([^\s:"']+)@(v[^\s:"']+)(?:/go\.mod)?: (.*)`)
+
+// failed records the modules the fetch's go command says it could not
+// have though the proxy served them (a checksum that does not verify,
+// say): from its error output and the packages' errors in its listing.
+func (f *fetched) failed(listed, stderr, root string) {
+	var lines []string
+	for _, line := range strings.Split(listed, "\n") {
+		if msg, ok := strings.CutPrefix(line, errorLine); ok {
+			lines = append(lines, msg)
+		}
+	}
+	lines = append(lines, strings.Split(stderr, "\n")...)
+	for _, msg := range lines {
+		var mod, ver, why string
+		if m := verifyError.FindStringSubmatch(msg); m != nil {
+			mod, ver, why = m[1], m[2], "verifying it: "+m[3]
+		} else if m := moduleError.FindStringSubmatchIndex(msg); m != nil {
+			mod, ver, why = msg[m[2]:m[3]], msg[m[4]:m[5]], msg[m[5]+1:]
+		} else {
+			continue
+		}
+		key := mod + "@" + ver
+		if _, ok := f.missing[key]; ok {
+			continue
+		}
+		why = strings.TrimSpace(strings.ReplaceAll(why, root+string(filepath.Separator), ""))
+		if r := []rune(why); len(r) > 200 {
+			why = string(r[:200]) + "…"
+		}
+		f.missing[key] = unavailable{"the go command said: " + why, notVerified}
 	}
 }
 
@@ -610,6 +667,8 @@ func advice(k unavailableKind, mod string) string {
 		return "raise --go-fetch-timeout (QUORUM_GO_FETCH_TIMEOUT)"
 	case refused:
 		return "give the proxy's credentials in a netrc file (--go-netrc, QUORUM_GO_NETRC)"
+	case notVerified:
+		return fmt.Sprintf("a module the public checksum database does not know (a private one) is listed in --go-private (QUORUM_GO_PRIVATE, e.g. %s); a checksum mismatch means the proxy, or the repository's go.sum, is not to be trusted", privatePattern(mod))
 	}
 	return fmt.Sprintf("if it is private, list it in --go-private (QUORUM_GO_PRIVATE, as GOPRIVATE/GONOSUMDB: e.g. %s) and put a proxy that serves it first in --go-proxy, with its credentials in --go-netrc", privatePattern(mod))
 }

@@ -106,6 +106,30 @@ func TestFetchNamesAModuleNotServed(t *testing.T) {
 	}
 }
 
+// A module whose zip does not match the repository's go.sum is named,
+// with what the mismatch means.
+func TestFetchNamesAChecksumMismatch(t *testing.T) {
+	t.Parallel()
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     requireLine("corp.example/lib v1.0.0"),
+		"go.sum":     "corp.example/lib v1.0.0 h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		"app/app.go": "package app\n\nimport \"corp.example/lib\"\n\nvar _ = lib.Greeting\n\nfunc A() int { return 1 }\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/app.go": "package app\n\nimport \"corp.example/lib\"\n\nvar _ = lib.Greeting\n\nfunc A() int { return 2 }\n"})
+	c := r.Change(base, r.Commit("head"))
+	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	why := reasons(p)
+	t.Log(why)
+	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "checksum mismatch", "not to be trusted"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the reason does not say %q: %s", want, why)
+		}
+	}
+}
+
 // A private proxy asks for credentials: quorum sends those of the
 // operator's netrc for its host, and without them names the module with
 // what to configure.
