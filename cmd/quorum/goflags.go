@@ -43,6 +43,9 @@ func (g goFlags) config(ownCache, seed string) (goanalysis.Config, error) {
 	if *g.timeout <= 0 || *g.maxBytes <= 0 || *g.modCacheMax < 0 {
 		return goanalysis.Config{}, usageError{fmt.Errorf("--go-fetch-timeout and --go-fetch-max-bytes must be positive, --go-modcache-max-bytes 0 or more")}
 	}
+	if err := goanalysis.CheckGoProxy(*g.proxy); err != nil {
+		return goanalysis.Config{}, usageError{fmt.Errorf("--go-proxy: %w", err)}
+	}
 	if *g.netrc != "" {
 		if _, err := os.Stat(*g.netrc); err != nil {
 			return goanalysis.Config{}, usageError{fmt.Errorf("--go-netrc: %w", err)}
@@ -78,12 +81,13 @@ func userModCache() string {
 	return strings.TrimSpace(string(out))
 }
 
-// reviewModCacheHelp says where reviewModCache is, for the flag's help.
-const reviewModCacheHelp = "$XDG_CACHE_HOME/quorum/go/mod, i.e. ~/.cache/quorum/go/mod, which reads the go command's GOMODCACHE first"
+// ownModCacheHelp says where ownModCache is, for the flag's help.
+const ownModCacheHelp = "$XDG_CACHE_HOME/quorum/go/mod, i.e. ~/.cache/quorum/go/mod (the service unit's /var/cache/quorum/go/mod)"
 
-// reviewModCache is quorum review's own module cache, under the user's
-// cache directory (XDG's).
-func reviewModCache(getenv func(string) string) string {
+// ownModCache is quorum's own module cache, under the user's cache
+// directory (XDG's; the service unit sets XDG_CACHE_HOME to its
+// CacheDirectory).
+func ownModCache(getenv func(string) string) string {
 	base := getenv("XDG_CACHE_HOME")
 	if !filepath.IsAbs(base) {
 		if home := getenv("HOME"); filepath.IsAbs(home) {

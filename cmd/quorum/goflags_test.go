@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,22 @@ func TestReviewNamesAModuleItCannotFetch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(modCache, "corp.example", "lib@v1.0.0", "lib.go")); err != nil {
 		t.Errorf("the module served is not in the module cache: %v", err)
+	}
+}
+
+// serve takes the Go fetch settings from its environment, and refuses a
+// proxy list it cannot fetch through, or a netrc that is not there, at
+// start.
+func TestServeGoFetchSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, value, want string }{
+		{"QUORUM_GO_PROXY", "ftp://proxy.example", "--go-proxy"},
+		{"QUORUM_GO_NETRC", filepath.Join(t.TempDir(), "missing"), "--go-netrc"},
+	} {
+		_, _, err := quorum(t, env("QUORUM_DATA_DIR", t.TempDir(), tc.key, tc.value), "serve", "--addr", "127.0.0.1:0")
+		var usage usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: serve returned %v, want a usage error naming %s", tc.key, tc.value, err, tc.want)
+		}
 	}
 }

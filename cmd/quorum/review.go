@@ -116,7 +116,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "with --save: reviews an account may have per rate-limit window")
 	window := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "with --save: length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	analyzersDir := addAnalyzersDirFlag(c)
-	gf := addGoFlags(c, reviewModCacheHelp)
+	gf := addGoFlags(c, ownModCacheHelp+", which reads the go command's GOMODCACHE first")
 	db := addDBFlags(c, getenv)
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
@@ -124,7 +124,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	// quorum review fetches into a cache of its own, reading the
 	// developer's module cache first.
-	goCfg, err := gf.config(reviewModCache(getenv), userModCache())
+	goCfg, err := gf.config(ownModCache(getenv), userModCache())
 	if err != nil {
 		return err
 	}

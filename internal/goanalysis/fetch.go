@@ -61,6 +61,13 @@ func (c Config) fetching() bool {
 	return c.GoProxy != "" && c.GoProxy != "off"
 }
 
+// CheckGoProxy reports whether list is a GOPROXY list quorum can fetch
+// through: http or https URLs, "direct" (ignored) and "off".
+func CheckGoProxy(list string) error {
+	_, err := upstreams(list)
+	return err
+}
+
 // upstream is one entry of the operator's GOPROXY list.
 type upstream struct {
 	url string
