@@ -537,7 +537,6 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 			break
 		}
 	}
-	l.pruneModCache()
 	return out, nil
 }
 
@@ -703,8 +702,9 @@ const modCacheLock = ".quorum-lock"
 // pruneEvery is how often, at most, the module cache is measured.
 const pruneEvery = time.Minute
 
-// lockModCache takes the module cache's shared lock; release it with
-// the function returned. A cache the loader does not prune is not locked.
+// lockModCache takes the module cache's shared lock; the function
+// returned releases it, then prunes the cache (pruneModCache). A cache the
+// loader does not prune is not locked.
 func (l *Loader) lockModCache() (func(), error) {
 	if l.cfg.ModCacheMaxBytes <= 0 {
 		return func() {}, nil
@@ -720,7 +720,10 @@ func (l *Loader) lockModCache() (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("lock the module cache: %w", err)
 	}
-	return func() { f.Close() }, nil
+	return func() {
+		f.Close()
+		l.pruneModCache()
+	}, nil
 }
 
 // pruneModCache removes the least recently used module versions while
@@ -734,11 +737,12 @@ func (l *Loader) pruneModCache() {
 	if last := l.fetcher.lastPrune.Load(); now-last < int64(pruneEvery) || !l.fetcher.lastPrune.CompareAndSwap(last, now) {
 		return
 	}
+	l.pruning.Add(1)
 	go func() {
-		if _, err := PruneModCache(l.modCache, l.cfg.ModCacheMaxBytes); err != nil {
-			// Nothing to do but try again after a later review.
-			_ = err
-		}
+		defer l.pruning.Done()
+		// On an error, nothing to do but try again after a later
+		// review.
+		PruneModCache(l.modCache, l.cfg.ModCacheMaxBytes)
 	}()
 }
 

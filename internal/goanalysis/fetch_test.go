@@ -313,3 +313,26 @@ func TestPruneModCache(t *testing.T) {
 		t.Errorf("the recently used module was removed: %v", err)
 	}
 }
+
+// After a review, the loader prunes its module cache past its bound.
+func TestLoaderPrunesItsModCache(t *testing.T) {
+	t.Parallel()
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	modCache := t.TempDir()
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	l := goanalysis.NewLoader(goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: modCache, ModCacheMaxBytes: 1, CacheDir: t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := l.Load(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Fallback) > 0 {
+		t.Fatalf("app was not type-checked: %s", reasons(p))
+	}
+	// The pruning runs on its own once the review let the cache go.
+	l.WaitPruningForTest()
+	if _, err := os.Stat(filepath.Join(modCache, "corp.example", "lib@v1.0.0")); err == nil {
+		t.Error("a module is still in a module cache bounded to 1 byte")
+	}
+}

@@ -5,19 +5,21 @@
 // database into a temporary directory (nothing is checked out, no filter or
 // hook runs) and loaded with go/packages under a sandboxed environment:
 // GOTOOLCHAIN=local (a go.mod cannot make us download and run another
-// toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off and
-// GOPROXY the module cache itself unless the operator allows the network, GOWORK=off,
+// toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off,
+// GOPROXY the module cache itself (the load is offline: the modules it
+// needs were fetched before it, fetch.go), GOWORK=off,
 // GOENV=off, GOFLAGS=-mod=mod -buildvcs=false, HOME and GOPATH in a private
 // directory and a deadline from the context, and the go command itself runs
 // in the analyzers' sandbox (confine.go, internal/sandbox). go list only
 // parses and resolves; analyzers only read syntax and types: nothing from
 // the repository is ever executed.
 //
-// The module cache is shared with the service's user by default: modules in
-// it were verified when they were downloaded and are only read while offline
-// (GOSUMDB is off then, since go.sum entries for cached modules are checked
-// against the cache's own hashes). An operator who prefers isolation sets
-// Config.ModCache to a private directory.
+// The module cache is the service user's when nothing is fetched
+// (Config.GoProxy off); the commands give a cache of quorum's own when
+// modules are fetched. Modules in it were verified when they were
+// downloaded and are only read while offline (GOSUMDB is off then, since
+// go.sum entries for cached modules are checked against the cache's own
+// hashes).
 //
 // When loading fails (no go.mod, a dependency not available offline, a
 // missing toolchain, type errors), the changed files are parsed alone and
@@ -141,6 +143,8 @@ type Loader struct {
 	abandoned atomic.Int32
 	// fetcher fetches modules before a load; nil when GoProxy is off.
 	fetcher *fetcher
+	// pruning counts the prunings of the module cache under way.
+	pruning sync.WaitGroup
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
