@@ -338,7 +338,6 @@ func (s *fetchSession) relay(w http.ResponseWriter, resp *http.Response, mod, ve
 	defer resp.Body.Close()
 	left := s.f.maxBytes - s.used.Load()
 	if resp.ContentLength > left {
-		s.used.Add(resp.ContentLength)
 		s.miss(mod, version, unavailable{fmt.Sprintf("it is larger (%s) than what was left of the review's download bound (%s)", mib(resp.ContentLength), mib(s.f.maxBytes)), overBound})
 		http.Error(w, "quorum: over the review's download bound", http.StatusForbidden)
 		return
@@ -516,8 +515,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		}
 		args = append(args, "--")
 		args = append(args, g.patterns...)
-		cmd := exec.CommandContext(fctx, "go", args...)
-		cmd.Path = confined.script()
+		cmd := exec.CommandContext(fctx, confined.script(), args...)
 		cmd.Env = genv
 		cmd.Dir = filepath.Join(root, filepath.FromSlash(g.modDir))
 		var stdout, stderr bytes.Buffer

@@ -89,6 +89,35 @@ func TestFetchLoadsWhatTheProxyServes(t *testing.T) {
 	}
 }
 
+// The proxies of the list are tried in order: past a 404 after ",", past
+// any error after "|"; "direct" is never a fetch from version control.
+func TestFetchTriesTheProxiesInOrder(t *testing.T) {
+	t.Parallel()
+	empty := goanalysistest.NewGoProxy(t)
+	private := goanalysistest.NewGoProxy(t, lib())
+	private.RequireAuth("reviewer", "s3cret")
+	public := goanalysistest.NewGoProxy(t, lib())
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	// The private proxy answers 401 without credentials: after "|" the
+	// public one is tried.
+	list := "direct," + empty.URL + "," + private.URL + "|" + public.URL
+	p := loadWith(t, goanalysis.Config{GoProxy: list, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	if len(p.Fallback) > 0 || len(p.Packages) == 0 {
+		t.Fatalf("app was not type-checked: %s", reasons(p))
+	}
+	for _, proxy := range []*goanalysistest.GoProxy{empty, private, public} {
+		if len(proxy.Requests()) == 0 {
+			t.Errorf("%s was not asked", proxy.URL)
+		}
+	}
+	// After ",", a 401 ends the list.
+	list = empty.URL + "," + private.URL + "," + public.URL
+	p = loadWith(t, goanalysis.Config{GoProxy: list, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	if why := reasons(p); !strings.Contains(why, "401 Unauthorized") {
+		t.Errorf("past a 401 after \",\", the next proxy was tried: %s", why)
+	}
+}
+
 func TestFetchNamesAModuleNotServed(t *testing.T) {
 	t.Parallel()
 	proxy := goanalysistest.NewGoProxy(t, lib())
