@@ -215,7 +215,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if r.modCache, err = os.MkdirTemp("", "quorum-bench-modcache-"); err != nil {
 			return err
 		}
-		defer removeModCache(r.modCache)
+		defer func() {
+			fmt.Fprintf(stderr, "quality: the run's module cache held %s\n", mb(dirSize(r.modCache)))
+			removeModCache(r.modCache)
+		}()
 		r.goProxy = *goProxy
 	}
 	load := machine.LoadAvg()

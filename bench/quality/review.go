@@ -135,6 +135,20 @@ type runner struct {
 	modCache, goProxy string
 }
 
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 // removeModCache removes a module cache, whose trees the go command made
 // read-only.
 func removeModCache(dir string) {
