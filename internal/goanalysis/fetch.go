@@ -429,6 +429,8 @@ type fetched struct {
 	requires map[string][]module.Version
 	// err is the fetch's own failure (its time limit), if any.
 	err string
+	// modCache is the module cache the load reads.
+	modCache string
 }
 
 // fetch lists the group's packages with their dependencies (and their
@@ -436,7 +438,7 @@ type fetched struct {
 // into the module cache, through a forwarding proxy of this fetch's own.
 // It returns an error only when the fetch could not start.
 func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, groups []group, tests bool) (*fetched, error) {
-	out := &fetched{off: l.fetcher == nil, missing: map[string]unavailable{}, requires: map[string][]module.Version{}}
+	out := &fetched{off: l.fetcher == nil, missing: map[string]unavailable{}, requires: map[string][]module.Version{}, modCache: l.modCache}
 	for _, g := range groups {
 		if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(g.modDir), "go.mod")); err == nil {
 			if mf, err := modfile.ParseLax("go.mod", b, nil); err == nil {
@@ -624,39 +626,85 @@ var importError = regexp.MustCompile(`could not import ([^\s"()]+)`)
 
 // explain rewrites why a package of the module at modDir did not load
 // into what the operator can do about it, when the cause is a module
-// that could not be had; other reasons are returned as they are.
+// that could not be had; other reasons are returned as they are, but for
+// naming the modules the review lacks, if any.
 func (f *fetched) explain(modDir, why string) string {
 	if f == nil {
 		return why
 	}
-	var mod module.Version
+	if mod, ok := f.moduleOf(modDir, why); ok {
+		if u, ok := f.unavailable(mod); ok {
+			return fmt.Sprintf("module %s@%s could not be had: %s; %s", mod.Path, mod.Version, u.why, advice(u.kind, mod.Path))
+		}
+		return why
+	}
+	if f.err != "" && strings.Contains(why, "go list") {
+		return why + "; " + f.err
+	}
+	// A type error that names no module ("undefined: jwt") may come
+	// from one the review lacks.
+	var lacked []string
+	kind := fetchOff
+	for _, r := range f.requires[modDir] {
+		if u, ok := f.unavailable(r); ok {
+			lacked = append(lacked, r.Path+"@"+r.Version)
+			kind = u.kind
+		}
+	}
+	if len(lacked) == 0 {
+		return why
+	}
+	more := ""
+	if len(lacked) > 3 {
+		more = fmt.Sprintf(" and %d more", len(lacked)-3)
+		lacked = lacked[:3]
+	}
+	return fmt.Sprintf("%s (the review lacks modules its go.mod requires: %s%s; %s)", why, strings.Join(lacked, ", "), more, advice(kind, lacked[0]))
+}
+
+// moduleOf returns the module a reason names: in a go command's error,
+// or as the module of an import the type checker could not make.
+func (f *fetched) moduleOf(modDir, why string) (module.Version, bool) {
 	if m := moduleError.FindStringSubmatch(why); m != nil {
-		mod = module.Version{Path: m[1], Version: m[2]}
-	} else if m := importError.FindStringSubmatch(why); m != nil {
+		return module.Version{Path: m[1], Version: m[2]}, true
+	}
+	var mod module.Version
+	if m := importError.FindStringSubmatch(why); m != nil {
 		for _, r := range f.requires[modDir] {
 			if (m[1] == r.Path || strings.HasPrefix(m[1], r.Path+"/")) && len(r.Path) > len(mod.Path) {
 				mod = r
 			}
 		}
-		if mod.Path == "" {
-			return why
-		}
-	} else if f.err != "" && strings.Contains(why, "go list") {
-		return why + "; " + f.err
-	} else {
-		return why
 	}
-	u, ok := f.missing[mod.Path+"@"+mod.Version]
+	return mod, mod.Path != ""
+}
+
+// unavailable says why the review could not have mod, if it could not.
+func (f *fetched) unavailable(mod module.Version) (unavailable, bool) {
+	if u, ok := f.missing[mod.Path+"@"+mod.Version]; ok {
+		return u, true
+	}
+	if f.cached(mod) {
+		return unavailable{}, false
+	}
 	switch {
-	case ok:
 	case f.off:
-		u = unavailable{"fetching modules is off (--go-proxy off) and the module cache does not hold it", fetchOff}
+		return unavailable{"fetching modules is off (--go-proxy off) and the module cache does not hold it", fetchOff}, true
 	case f.err != "":
-		u = unavailable{f.err, timedOut}
-	default:
-		return why
+		return unavailable{f.err, timedOut}, true
 	}
-	return fmt.Sprintf("module %s@%s could not be had: %s; %s", mod.Path, mod.Version, u.why, advice(u.kind, mod.Path))
+	return unavailable{}, false
+}
+
+// cached reports whether the module cache holds mod's zip.
+func (f *fetched) cached(mod module.Version) bool {
+	esc, err1 := module.EscapePath(mod.Path)
+	ver, err2 := module.EscapeVersion(mod.Version)
+	if err1 != nil || err2 != nil || f.modCache == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(f.modCache, "cache", "download", filepath.FromSlash(esc), "@v", ver+".zip"))
+	return err == nil
 }
 
 // advice says what an operator configures for a module that could not be

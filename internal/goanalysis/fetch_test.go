@@ -224,6 +224,28 @@ func TestFetchOff(t *testing.T) {
 	}
 }
 
+// A type error that names no module ("undefined: lib", which sorts
+// before the import's error) still says which modules the review lacks.
+func TestFetchOffNamesTheModulesLacked(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     "module example.com/app\n\ngo 1.22\n\nrequire corp.example/lib/v2 v2.0.0\n",
+		"app/app.go": "package app\n\nfunc A() int { return 1 }\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/app.go": "package app\n\n// A\n// long\n// comment\n// before\n// the\n// import.\nimport \"corp.example/lib/v2\"\n\nfunc A() int { return 2 }\n\nvar _ = lib.Greeting\n"})
+	c := r.Change(base, r.Commit("head"))
+	p := loadWith(t, goanalysis.Config{GoProxy: "off", ModCache: t.TempDir()}, c)
+	why := reasons(p)
+	t.Log(why)
+	for _, want := range []string{"the review lacks modules its go.mod requires: corp.example/lib/v2@v2.0.0", "--go-proxy"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the reason does not say %q: %s", want, why)
+		}
+	}
+}
+
 // A go.mod is the attacker's: it names a module no proxy serves (the go
 // command would fetch it from version control, with "direct" in the
 // operator's GOPROXY as is usual), asks for a toolchain that does not
