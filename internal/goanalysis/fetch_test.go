@@ -89,6 +89,23 @@ func TestFetchLoadsWhatTheProxyServes(t *testing.T) {
 	}
 }
 
+// Without a module cache named, a loader that fetches uses one of its
+// own under its cache directory, never the user's, which the sandbox's
+// user would then write.
+func TestFetchIntoItsOwnModCache(t *testing.T) {
+	t.Parallel()
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	cacheDir := t.TempDir()
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", CacheDir: cacheDir}, c)
+	if len(p.Fallback) > 0 {
+		t.Fatalf("app was not type-checked: %s", reasons(p))
+	}
+	if _, err := os.Stat(filepath.Join(cacheDir, "mod", "corp.example", "lib@v1.0.0", "lib.go")); err != nil {
+		t.Errorf("the module is not in the loader's own module cache: %v", err)
+	}
+}
+
 // The proxies of the list are tried in order: past a 404 after ",", past
 // any error after "|"; "direct" is never a fetch from version control.
 func TestFetchTriesTheProxiesInOrder(t *testing.T) {

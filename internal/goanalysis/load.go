@@ -102,7 +102,8 @@ type Config struct {
 	// recently used module versions are removed between reviews. 0: it
 	// is never pruned (set it only for a cache quorum owns).
 	ModCacheMaxBytes int64
-	// ModCache is GOMODCACHE; the service user's module cache when empty.
+	// ModCache is GOMODCACHE; when empty, the service user's module
+	// cache, or, when modules are fetched, "mod" under CacheDir.
 	ModCache string
 	// CacheDir holds GOCACHE and the private HOME and GOPATH; a directory
 	// under the user's cache directory when empty.
@@ -1017,7 +1018,13 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 		}
 	}
 	modCache := l.cfg.ModCache
-	if modCache == "" {
+	switch {
+	case modCache != "":
+	case l.cfg.fetching():
+		// Fetching writes the cache as the sandbox's user: a cache of
+		// quorum's own, never the service user's.
+		modCache = filepath.Join(cacheDir, "mod")
+	default:
 		modCache = strings.TrimSpace(goEnv[1])
 	}
 	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
