@@ -195,6 +195,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	verbose := fs.Bool("v", false, "show each review's progress lines")
 	fresh := fs.Bool("fresh-modcache", false, "review as a fresh server would: Go modules fetched through --go-proxy into an empty module cache of the run's own, removed at its end (default: loaded offline from the user's module cache, which prepare filled)")
 	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --fresh-modcache: the module proxies to fetch through, as quorum review's --go-proxy")
+	goPrivate := fs.String("go-private", "", "with --fresh-modcache: private module patterns, as quorum review's --go-private")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stderr, "quality: the run's module cache held %s\n", mb(dirSize(r.modCache)))
 			removeModCache(r.modCache)
 		}()
-		r.goProxy = *goProxy
+		r.goProxy, r.goPrivate = *goProxy, *goPrivate
 	}
 	load := machine.LoadAvg()
 	var reports []CaseReport
@@ -282,6 +283,7 @@ func runReviewCase(ctx context.Context, args []string, stdout, stderr io.Writer)
 	timeout := fs.Duration("timeout", pipeline.DefaultTimeout, "time limit of each specialist")
 	modCache := fs.String("modcache", "", "fetch Go modules through --go-proxy into this module cache (default: offline, the user's module cache)")
 	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --modcache: the module proxies to fetch through")
+	goPrivate := fs.String("go-private", "", "with --modcache: private module patterns")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -290,7 +292,7 @@ func runReviewCase(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	var goCfg goanalysis.Config
 	if *modCache != "" {
-		goCfg = goanalysis.Config{GoProxy: *goProxy, ModCache: *modCache}
+		goCfg = goanalysis.Config{GoProxy: *goProxy, GoPrivate: *goPrivate, ModCache: *modCache}
 	}
 	o, err := reviewCase(ctx, *repo, *name, *base, *head, *timeout, goCfg)
 	if err != nil {

@@ -131,8 +131,9 @@ type runner struct {
 	// exe is the executable to start for a case: this one.
 	exe string
 	// modCache, when set, is the run's own module cache, which the
-	// reviews fetch into through goProxy (--fresh-modcache).
-	modCache, goProxy string
+	// reviews fetch into through goProxy (--fresh-modcache), goPrivate
+	// the private module patterns.
+	modCache, goProxy, goPrivate string
 }
 
 // dirSize is the bytes of the files under dir.
@@ -185,7 +186,7 @@ func (r *runner) review(ctx context.Context, k Case) CaseReport {
 		"--repo", filepath.Join(dir, "repo.git"), "--name", k.Repo[strings.IndexByte(k.Repo, '/')+1:],
 		"--base", m.Base, "--head", m.Head, "--timeout", r.timeout.String())
 	if r.modCache != "" {
-		cmd.Args = append(cmd.Args, "--modcache", r.modCache, "--go-proxy", r.goProxy)
+		cmd.Args = append(cmd.Args, "--modcache", r.modCache, "--go-proxy", r.goProxy, "--go-private", r.goPrivate)
 	}
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout, stderr bytes.Buffer
