@@ -533,7 +533,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			out.err = fmt.Sprintf("fetching modules took longer than %s (--go-fetch-timeout)", l.fetcher.timeout)
+			out.err = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout)
 			break
 		}
 	}
@@ -639,7 +639,7 @@ func (f *fetched) explain(modDir, why string) string {
 		return why
 	}
 	if f.err != "" && strings.Contains(why, "go list") {
-		return why + "; " + f.err
+		return why + "; " + f.err + "; " + advice(timedOut, "")
 	}
 	// A type error that names no module ("undefined: jwt") may come
 	// from one the review lacks.

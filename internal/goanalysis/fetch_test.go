@@ -224,6 +224,21 @@ func TestFetchStopsAtTheByteBound(t *testing.T) {
 	}
 }
 
+func TestFetchTimesOut(t *testing.T) {
+	t.Parallel()
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	proxy.Hang()
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir(), FetchTimeout: time.Second}, c)
+	why := reasons(p)
+	t.Log(why)
+	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "took longer than 1s", "--go-fetch-timeout"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the reason does not say %q: %s", want, why)
+		}
+	}
+}
+
 func TestFetchOff(t *testing.T) {
 	t.Parallel()
 	proxy := goanalysistest.NewGoProxy(t, lib())

@@ -38,6 +38,8 @@ type GoProxy struct {
 	// login and password, when set, are asked of every request (basic
 	// authentication): 401 without them.
 	login, password string
+	// hang makes it answer nothing, until the client gives up.
+	hang bool
 	mods            map[string]Module // by escaped path
 	zips            map[string][]byte // by "path@version"
 }
@@ -79,6 +81,14 @@ func (p *GoProxy) RequireAuth(login, password string) {
 	p.login, p.password = login, password
 }
 
+// Hang makes the proxy answer no request until its client gives up, as
+// an unreachable one does.
+func (p *GoProxy) Hang() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hang = true
+}
+
 // Requests returns the paths asked so far.
 func (p *GoProxy) Requests() []string {
 	p.mu.Lock()
@@ -89,8 +99,12 @@ func (p *GoProxy) Requests() []string {
 func (p *GoProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.requests = append(p.requests, r.URL.Path)
-	login, password := p.login, p.password
+	login, password, hang := p.login, p.password, p.hang
 	p.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return
+	}
 	if u, pw, _ := r.BasicAuth(); login != "" && (u != login || pw != password) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="modules"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
