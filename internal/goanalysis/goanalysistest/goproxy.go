@@ -40,8 +40,8 @@ type GoProxy struct {
 	login, password string
 	// hang makes it answer nothing, until the client gives up.
 	hang bool
-	mods            map[string]Module // by escaped path
-	zips            map[string][]byte // by "path@version"
+	mods map[string]Module // by escaped path
+	zips map[string][]byte // by "path@version"
 }
 
 // NewGoProxy serves mods until the test ends.
