@@ -5,7 +5,7 @@
 // (bench/quality/labels.json).
 //
 //	go run ./bench/quality prepare [--corpus FILE] [--mirrors DIR] [--work DIR] [--case ID]…
-//	go run ./bench/quality run [--case ID]… [--kind bug|ordinary] [--json] [--label-template FILE]
+//	go run ./bench/quality run [--case ID]… [--kind bug|ordinary] [--json] [--label-template FILE] [--fresh-modcache]
 //
 // prepare materialises each case from a local snapshot of its repository
 // (the search tool's fetch puts one under /work/.mirror) into the work
@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/bench/internal/machine"
+	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/pipeline"
 )
 
@@ -192,6 +193,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	template := fs.String("label-template", "", "write label entries (label empty) for every unlabelled finding into this file")
 	timeout := fs.Duration("timeout", pipeline.DefaultTimeout, "time limit of each specialist, as quorum review's --timeout")
 	verbose := fs.Bool("v", false, "show each review's progress lines")
+	fresh := fs.Bool("fresh-modcache", false, "review as a fresh server would: Go modules fetched through --go-proxy into an empty module cache of the run's own, removed at its end (default: loaded offline from the user's module cache, which prepare filled)")
+	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --fresh-modcache: the module proxies to fetch through, as quorum review's --go-proxy")
+	goPrivate := fs.String("go-private", "", "with --fresh-modcache: private module patterns, as quorum review's --go-private")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -208,6 +212,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	r := &runner{work: c.work, timeout: *timeout, verbose: *verbose, stderr: stderr, exe: exe}
+	if *fresh {
+		if r.modCache, err = os.MkdirTemp("", "quorum-bench-modcache-"); err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Fprintf(stderr, "quality: the run's module cache held %s\n", mb(dirSize(r.modCache)))
+			removeModCache(r.modCache)
+		}()
+		r.goProxy, r.goPrivate = *goProxy, *goPrivate
+	}
 	load := machine.LoadAvg()
 	var reports []CaseReport
 	for i, k := range cases {
@@ -267,13 +281,20 @@ func runReviewCase(ctx context.Context, args []string, stdout, stderr io.Writer)
 	base := fs.String("base", "", "base commit")
 	head := fs.String("head", "", "head commit")
 	timeout := fs.Duration("timeout", pipeline.DefaultTimeout, "time limit of each specialist")
+	modCache := fs.String("modcache", "", "fetch Go modules through --go-proxy into this module cache (default: offline, the user's module cache)")
+	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --modcache: the module proxies to fetch through")
+	goPrivate := fs.String("go-private", "", "with --modcache: private module patterns")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *repo == "" || *base == "" || *head == "" {
 		return usageError{errors.New("review-case: --repo, --base and --head are required")}
 	}
-	o, err := reviewCase(ctx, *repo, *name, *base, *head, *timeout)
+	var goCfg goanalysis.Config
+	if *modCache != "" {
+		goCfg = goanalysis.Config{GoProxy: *goProxy, GoPrivate: *goPrivate, ModCache: *modCache}
+	}
+	o, err := reviewCase(ctx, *repo, *name, *base, *head, *timeout, goCfg)
 	if err != nil {
 		return err
 	}

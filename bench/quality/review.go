@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,16 +53,16 @@ type Outcome struct {
 // reviewCase reviews base..head of the repository at repo as quorum
 // review does (cmd/quorum/review.go): the change, the repository's
 // configuration at base, the built-in specialists sharing one loader with
-// the default configuration (offline, the user's module cache), and
+// goCfg (the zero value: offline, the user's module cache), and
 // pipeline.Run with the configuration's options.
-func reviewCase(ctx context.Context, repo, name, base, head string, timeout time.Duration) (Outcome, error) {
+func reviewCase(ctx context.Context, repo, name, base, head string, timeout time.Duration, goCfg goanalysis.Config) (Outcome, error) {
 	start := time.Now()
 	ch, err := change.NewLocal(repo).Change(ctx, change.Ref{Owner: "bench", Repo: name, Base: base, Head: head})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("read the change: %w", err)
 	}
 	cfg, problems := repoconfig.Load(ctx, ch)
-	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), others())
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goCfg), others())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -129,6 +130,36 @@ type runner struct {
 	stderr  io.Writer
 	// exe is the executable to start for a case: this one.
 	exe string
+	// modCache, when set, is the run's own module cache, which the
+	// reviews fetch into through goProxy (--fresh-modcache), goPrivate
+	// the private module patterns.
+	modCache, goProxy, goPrivate string
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// removeModCache removes a module cache, whose trees the go command made
+// read-only.
+func removeModCache(dir string) {
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }
 
 // review reviews case k in a child process.
@@ -154,6 +185,9 @@ func (r *runner) review(ctx context.Context, k Case) CaseReport {
 	cmd := exec.CommandContext(ctx, r.exe, "review-case",
 		"--repo", filepath.Join(dir, "repo.git"), "--name", k.Repo[strings.IndexByte(k.Repo, '/')+1:],
 		"--base", m.Base, "--head", m.Head, "--timeout", r.timeout.String())
+	if r.modCache != "" {
+		cmd.Args = append(cmd.Args, "--modcache", r.modCache, "--go-proxy", r.goProxy, "--go-private", r.goPrivate)
+	}
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

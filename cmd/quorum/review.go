@@ -32,6 +32,13 @@ const reviewSummary = `Reviews a change in a local git repository with the built
 (logic, security, performance, tests) and prints the review. The repository's
 .quorum.yaml is read from the base commit. Nothing from the repository is run.
 
+The Go modules the changed packages need are fetched first, through
+--go-proxy (https://proxy.golang.org by default), checked against the
+checksum database, into quorum's own module cache; private modules need
+--go-private and a proxy that serves them (--go-netrc for its
+credentials); --go-proxy off fetches nothing. A module that cannot be had
+is named in the summary with what to configure.
+
 With --llm-base-url, specialists also (or instead, see --llm-mode) review
 through an OpenAI-compatible chat-completions endpoint; the change's diff is
 then sent to it (docs/llm.md says what exactly).
@@ -109,9 +116,16 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "with --save: reviews an account may have per rate-limit window")
 	window := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "with --save: length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	analyzersDir := addAnalyzersDirFlag(c)
+	gf := addGoFlags(c, ownModCacheHelp+", which reads the go command's GOMODCACHE first")
 	db := addDBFlags(c, getenv)
 	lf := addLLMFlags(c)
 	if err := c.parse(args, getenv, stdout); err != nil {
+		return err
+	}
+	// quorum review fetches into a cache of its own, reading the
+	// developer's module cache first.
+	goCfg, err := gf.config(ownModCache(getenv), userModCache())
+	if err != nil {
 		return err
 	}
 	llmSet, err := lf.settings(getenv)
@@ -208,7 +222,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
-	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goanalysis.Config{}), polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir, Ran: analyzerPrinter(stderr)}))
+	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goCfg), polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir, Ran: analyzerPrinter(stderr)}))
 	if err != nil {
 		return reviewFailure(err)
 	}

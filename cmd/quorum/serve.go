@@ -38,7 +38,7 @@ const (
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c := newCommand("serve", "quorum serve [flags]",
-		"Runs the API server and the job workers. On first start it creates the database\n(SQLite under --data-dir unless --database-url names a PostgreSQL) and migrates it.\nStops gracefully on SIGINT or SIGTERM.")
+		"Runs the API server and the job workers. On first start it creates the database\n(SQLite under --data-dir unless --database-url names a PostgreSQL) and migrates it.\nStops gracefully on SIGINT or SIGTERM.\n\nThe Go modules a review needs are fetched through --go-proxy into a module cache\nof the service's own (under its cache directory), pruned past --go-modcache-max-bytes;\nsee the --go-* flags and docs/go-analysis.md.")
 	db := addDBFlags(c, getenv)
 	addr := c.String("addr", "QUORUM_ADDR", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	publicURL := c.String("public-url", "QUORUM_PUBLIC_URL", "", "URL at which clients reach this server (default http://<addr>)")
@@ -61,6 +61,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobRescueAfter := c.Duration("job-rescue-after", "QUORUM_JOB_RESCUE_AFTER", 0, "how long a job may stay running before it is presumed lost with a crashed process and retried (default: the longest time limit of the jobs this process works plus 1m, e.g. 6m with the other defaults, as a review's limit is 2×--specialist-timeout + 1m; no job is rescued before its own limit has passed)")
 	shutdownTimeout := c.Duration("shutdown-timeout", "QUORUM_SHUTDOWN_TIMEOUT", 20*time.Second, "how long to wait for requests and jobs in flight when stopping")
 	analyzersDir := addAnalyzersDirFlag(c)
+	gf := addGoFlags(c, ownModCacheHelp)
 	metricsAddr := c.String("metrics-addr", "QUORUM_METRICS_ADDR", "", "serve GET /metrics (Prometheus) on this address (host:port) instead of on --addr; \"off\": nowhere")
 	metricsToken := c.String("metrics-token", "QUORUM_METRICS_TOKEN", "", "when set, a scrape of /metrics must send Authorization: Bearer <this token> (prefer the environment variable)")
 	lf := addLLMFlags(c)
@@ -97,6 +98,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
+	}
+	// The service fetches into a module cache of its own, under its
+	// cache directory, and reads no other.
+	goCfg, err := gf.config(ownModCache(getenv), "")
+	if err != nil {
+		return err
 	}
 
 	d, err := db.open(ctx, log)
@@ -137,7 +144,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// moment to compile) and shared by every review.
 		others := polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir})
 		logAnalyzers(log.With("component", "review"), others.Found())
-		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goanalysis.Config{}), others)
+		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goCfg), others)
 		if err != nil {
 			return err
 		}

@@ -117,9 +117,14 @@ type confinement struct {
 
 func (c *confinement) release() { os.RemoveAll(c.private) }
 
+// script is the path of the script that runs the go command confined.
+func (c *confinement) script() string { return filepath.Join(c.private, "go") }
+
 // confine returns the sandbox of the go command for a load of the tree
-// at dir.
-func (l *Loader) confine(env []string, dir string) (*confinement, error) {
+// at dir, or, online, for a fetch of its modules (fetch.go): with the
+// host's network, which it uses to reach the fetch's loopback proxy, and
+// the module cache writable.
+func (l *Loader) confine(env []string, dir string, online bool) (*confinement, error) {
 	if _, err := dispatcher(); err != nil {
 		return nil, fmt.Errorf("confine the go command: %w", err)
 	}
@@ -162,11 +167,16 @@ func (l *Loader) confine(env []string, dir string) (*confinement, error) {
 		ReadOnly: []string{l.goRoot, dir},
 		Writable: []string{c.mod, l.sandboxCache},
 		Own:      []string{dir, c.mod},
-		Network:  l.cfg.Network,
+		Network:  online,
 		Set:      []string{"GOTOOLCHAIN=local"},
 	}
+	if online && l.cfg.SeedModCache != "" && l.cfg.SeedModCache != l.modCache {
+		if _, err := os.Stat(l.cfg.SeedModCache); err == nil {
+			spec.ReadOnly = append(spec.ReadOnly, l.cfg.SeedModCache)
+		}
+	}
 	if _, err := os.Stat(l.modCache); err == nil {
-		if l.cfg.Network {
+		if online {
 			// It downloads into the shared cache.
 			spec.Writable = append(spec.Writable, l.modCache)
 		} else {

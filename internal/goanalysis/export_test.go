@@ -17,3 +17,6 @@ func (l *Loader) BaseLoadedForTest() bool {
 	}
 	return false
 }
+
+// WaitPruningForTest waits for the prunings of the module cache under way.
+func (l *Loader) WaitPruningForTest() { l.pruning.Wait() }

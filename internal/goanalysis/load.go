@@ -5,19 +5,21 @@
 // database into a temporary directory (nothing is checked out, no filter or
 // hook runs) and loaded with go/packages under a sandboxed environment:
 // GOTOOLCHAIN=local (a go.mod cannot make us download and run another
-// toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off and
-// GOPROXY the module cache itself unless the operator allows the network, GOWORK=off,
+// toolchain), CGO_ENABLED=0 (no C compiler, no pkg-config), GOVCS=*:off,
+// GOPROXY the module cache itself (the load is offline: the modules it
+// needs were fetched before it, fetch.go), GOWORK=off,
 // GOENV=off, GOFLAGS=-mod=mod -buildvcs=false, HOME and GOPATH in a private
 // directory and a deadline from the context, and the go command itself runs
 // in the analyzers' sandbox (confine.go, internal/sandbox). go list only
 // parses and resolves; analyzers only read syntax and types: nothing from
 // the repository is ever executed.
 //
-// The module cache is shared with the service's user by default: modules in
-// it were verified when they were downloaded and are only read while offline
-// (GOSUMDB is off then, since go.sum entries for cached modules are checked
-// against the cache's own hashes). An operator who prefers isolation sets
-// Config.ModCache to a private directory.
+// The module cache is the service user's when nothing is fetched
+// (Config.GoProxy off); the commands give a cache of quorum's own when
+// modules are fetched. Modules in it were verified when they were
+// downloaded and are only read while offline (GOSUMDB is off then, since
+// go.sum entries for cached modules are checked against the cache's own
+// hashes).
 //
 // When loading fails (no go.mod, a dependency not available offline, a
 // missing toolchain, type errors), the changed files are parsed alone and
@@ -76,13 +78,32 @@ const DefaultMaxTreeBytes = 128 << 20
 type Config struct {
 	// Go is the go command; "go" on PATH when empty.
 	Go string
-	// Network lets go fetch missing modules through GOProxy (with the
-	// checksum database on). Off by default: reviews are offline.
-	Network bool
-	// GoProxy is GOPROXY when Network is set; "https://proxy.golang.org"
-	// when empty. Version control fetches stay off whatever it says.
+	// GoProxy is the GOPROXY list the modules a change needs are fetched
+	// through before it is loaded (fetch.go): proxies separated by "," or
+	// "|" as the go command reads them; "direct" is ignored (nothing is
+	// fetched from version control). Empty or "off": nothing is fetched
+	// and the load uses what the module cache holds.
 	GoProxy string
-	// ModCache is GOMODCACHE; the service user's module cache when empty.
+	// GoPrivate are the module path patterns (GOPRIVATE's syntax) not
+	// checked against the checksum database: the operator's private
+	// modules, which the proxies must serve.
+	GoPrivate string
+	// Netrc is a netrc file whose credentials quorum sends to the
+	// proxies of its host names; the go command never sees it.
+	Netrc string
+	// FetchTimeout and FetchMaxBytes bound one change's fetch;
+	// DefaultFetchTimeout and DefaultFetchMaxBytes when 0.
+	FetchTimeout  time.Duration
+	FetchMaxBytes int64
+	// SeedModCache is a module cache read, never written, before the
+	// proxies are asked (the developer's own, for quorum review).
+	SeedModCache string
+	// ModCacheMaxBytes bounds the module cache: past it the least
+	// recently used module versions are removed between reviews. 0: it
+	// is never pruned (set it only for a cache quorum owns).
+	ModCacheMaxBytes int64
+	// ModCache is GOMODCACHE; when empty, the service user's module
+	// cache, or, when modules are fetched, "mod" under CacheDir.
 	ModCache string
 	// CacheDir holds GOCACHE and the private HOME and GOPATH; a directory
 	// under the user's cache directory when empty.
@@ -121,6 +142,10 @@ type Loader struct {
 	// abandoned counts the loads past their time limit whose type
 	// checker still runs (loadUntil).
 	abandoned atomic.Int32
+	// fetcher fetches modules before a load; nil when GoProxy is off.
+	fetcher *fetcher
+	// pruning counts the prunings of the module cache under way.
+	pruning sync.WaitGroup
 	// packagesLoad is packages.Load; tests put a type checker that does
 	// not end in its place.
 	packagesLoad func(*packages.Config, ...string) ([]*packages.Package, error)
@@ -387,8 +412,20 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		}
 	}
 
+	// The modules the groups need are fetched first (fetch.go); the
+	// load itself is offline.
+	unlock, err := l.lockModCache()
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+	defer unlock()
+	got, err := l.fetch(ctx, env, tmp, root, groups, len(testDirs(s)) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("load go packages: %w", err)
+	}
+
 	// The go command runs confined (confine.go).
-	confined, err := l.confine(env, tmp)
+	confined, err := l.confine(env, tmp, false)
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
@@ -422,14 +459,14 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		case err != nil:
 			// The reason goes into findings: no temporary path in it, so
 			// a review says the same thing each time.
-			why := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+			why := got.explain(g.modDir, strings.ReplaceAll(err.Error(), root+string(filepath.Separator), ""))
 			for _, d := range g.dirs() {
 				broken[d] = why
 			}
 			continue
 		}
 		for d, why := range failed {
-			broken[d] = strings.ReplaceAll(why, root+string(filepath.Separator), "")
+			broken[d] = got.explain(g.modDir, strings.ReplaceAll(why, root+string(filepath.Separator), ""))
 		}
 		for _, pkg := range roots {
 			if why := pathological(pkg); why != "" {
@@ -981,7 +1018,13 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 		}
 	}
 	modCache := l.cfg.ModCache
-	if modCache == "" {
+	switch {
+	case modCache != "":
+	case l.cfg.fetching():
+		// Fetching writes the cache as the sandbox's user: a cache of
+		// quorum's own, never the service user's.
+		modCache = filepath.Join(cacheDir, "mod")
+	default:
 		modCache = strings.TrimSpace(goEnv[1])
 	}
 	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
@@ -994,17 +1037,22 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	if err := sandbox.Own(l.sandboxCache); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)
 	}
-	// Offline, the module cache is the proxy: an import no go.mod
-	// requires (a GOPATH-era tree's, say) resolves to the newest version
-	// the cache holds, and nothing is fetched.
-	proxy, sumdb := "file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download")), "off"
-	if l.cfg.Network {
-		proxy = l.cfg.GoProxy
-		if proxy == "" {
-			proxy = "https://proxy.golang.org"
+	if l.cfg.fetching() {
+		if l.fetcher, err = newFetcher(l.cfg); err != nil {
+			return nil, "", err
 		}
-		sumdb = "sum.golang.org"
+		// The fetch writes the cache as the sandbox's user.
+		if err := os.MkdirAll(modCache, 0o700); err != nil {
+			return nil, "", fmt.Errorf("module cache: %w", err)
+		}
+		if err := sandbox.Own(modCache); err != nil {
+			return nil, "", fmt.Errorf("module cache: %w", err)
+		}
 	}
+	// The load is offline, and the module cache is the proxy: an import
+	// no go.mod requires (a GOPATH-era tree's, say) resolves to the
+	// newest version the cache holds (fetch.go has filled it).
+	proxy, sumdb := "file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download")), "off"
 	env := []string{
 		// The go command's own PATH (go/packages starts it through the
 		// dispatcher on quorum's: confine.go).
