@@ -424,6 +424,17 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 
+	// One report a line: hexMD5(hexMD5(password + user) + salt) is one
+	// problem.
+	reported := map[string]bool{}
+	report := func(n ast.Node, category, msg string) {
+		p := pass.Fset.Position(n.Pos())
+		at := p.Filename + ":" + strconv.Itoa(p.Line)
+		if !reported[at] {
+			reported[at] = true
+			pass.Report(analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Category: category, Message: msg})
+		}
+	}
 	for _, fd := range funcs {
 		t := newTracer(pass.TypesInfo, fd, helpers)
 		byName := kind(fd.Name.Name) == password
@@ -441,23 +452,17 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			switch {
 			case key.kind == password:
-				report(pass, u.node, CategoryPassword, "HMAC-"+what+" keyed with a password ("+key.name+"): the password is hashed with a fast hash; store and derive from passwords with bcrypt, scrypt, Argon2 or PBKDF2")
+				report(u.node, CategoryPassword, "HMAC-"+what+" keyed with a password ("+key.name+"): the password is hashed with a fast hash; store and derive from passwords with bcrypt, scrypt, Argon2 or PBKDF2")
 			case data.kind == password:
-				report(pass, u.node, CategoryPassword, what+" of a password ("+data.name+"): a fast hash, broken by a dictionary in seconds; hash passwords with bcrypt, scrypt or Argon2")
+				report(u.node, CategoryPassword, what+" of a password ("+data.name+"): a fast hash, broken by a dictionary in seconds; hash passwords with bcrypt, scrypt or Argon2")
 			case data.kind == secret && !u.hmac:
-				report(pass, u.node, CategorySecret, what+" of a secret ("+data.name+"): "+u.algo+" is weak; use SHA-256 or, to derive a key, HKDF or a password hash")
+				report(u.node, CategorySecret, what+" of a secret ("+data.name+"): "+u.algo+" is weak; use SHA-256 or, to derive a key, HKDF or a password hash")
 			case byName && len(u.data)+len(u.key) > 0 && !u.hmac:
-				report(pass, u.node, CategoryPassword, what+" in "+fd.Name.Name+": a fast hash, broken by a dictionary in seconds; hash passwords with bcrypt, scrypt or Argon2")
+				report(u.node, CategoryPassword, what+" in "+fd.Name.Name+": a fast hash, broken by a dictionary in seconds; hash passwords with bcrypt, scrypt or Argon2")
 			}
 		}
 	}
 	return nil, nil
-}
-
-// report reports a use; its category is what is hashed: CategoryPassword
-// or CategorySecret.
-func report(pass *analysis.Pass, n ast.Node, category, msg string) {
-	pass.Report(analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Category: category, Message: msg})
 }
 
 // The categories of the diagnostics: what the weak hash is used on.
