@@ -144,8 +144,8 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	// findings a base the analyzers ran on, partly typed or not.
 	comparable, typed := map[string]bool{}, map[string]bool{}
 	var bds []Diagnostic
-	if base != nil && len(base.Packages)+len(base.Partial) > 0 {
-		for i, pkg := range slices.Concat(base.Packages, base.Partial) {
+	if base != nil && len(base.Packages)+len(base.Partial)+len(base.Repaired) > 0 {
+		for i, pkg := range slices.Concat(base.Packages, base.Partial, base.Repaired) {
 			for _, f := range pkg.CompiledGoFiles {
 				if rp, ok := base.RepoPath(f); ok {
 					comparable[newPath[rp]] = true

@@ -1,7 +1,9 @@
 package goanalysis
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -37,7 +39,7 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 	if why := p.FallbackReason(d.Path); why != "" {
 		f.Note = "syntax-only: the Go package could not be type-checked (" + why + ")"
 		if p.PartlyTyped(d.Path) {
-			f.Note = "partly typed: the Go package was type-checked without what the review could not reach (" + why + "); analyzers that need complete types did not run"
+			f.Note = "partly typed: the Go package was type-checked in part (" + why + "); analyzers that need complete types did not run"
 		}
 	}
 	return f
@@ -96,7 +98,7 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 		skipped[s.Path] = s.Reason
 	}
 	typed := map[string]bool{}
-	for _, pkg := range p.Packages {
+	for _, pkg := range slices.Concat(p.Packages, p.Repaired) {
 		for _, f := range pkg.CompiledGoFiles {
 			if rp, ok := p.RepoPath(f); ok {
 				typed[rp] = true
@@ -105,12 +107,14 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 	}
 	for _, f := range changedGoFiles(c) {
 		switch path := f.NewPath; {
+		case typed[path] && len(p.LeftOut[path]) > 0:
+			specialist.NotAnalysed(ctx, "its functions "+strings.Join(p.LeftOut[path], ", ")+" do not type-check and were not analysed; the rest of its package was, by every analyzer", path)
 		case typed[path]:
 			specialist.Analysed(ctx, "go", path)
 		case skipped[path] != "":
 			specialist.NotAnalysed(ctx, "not analysed: "+skipped[path], path)
 		case p.PartlyTyped(path):
-			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types (gosec's taint analysis, SQL injection, nilness, staticcheck's SSA checks) did not run: "+p.FallbackReason(path), path)
+			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types did not run ("+cmp.Or(p.NotRunPartly(), "none here")+"), the others did: "+p.FallbackReason(path), path)
 		case p.FallbackReason(path) != "":
 			specialist.NotAnalysed(ctx, "only its syntax was analysed, its package was not type-checked: "+p.FallbackReason(path), path)
 		default:

@@ -174,12 +174,22 @@ type Program struct {
 	// Packages are the changed packages that type-check, with their
 	// dependencies (loaded with packages.LoadAllSyntax).
 	Packages []*packages.Package
-	// Partial are changed packages that type-check but for what the
+	// Partial are changed packages type-checked in part: what the
 	// review's environment lacks (an import not available offline, a
-	// dependency's cgo files): their own code has no error. The analyzers
-	// that do not need complete types (none built on SSA) run on them;
-	// they are in Fallback too, for the syntax-only analyzers.
+	// dependency's cgo files) or an error of their own outside function
+	// bodies (a package-level declaration, a file that does not parse)
+	// left some of their types unknown. The analyzers that do not need
+	// complete types (none built on SSA) run on them; they are in
+	// Fallback too, for the syntax-only analyzers.
 	Partial []*packages.Package
+	// Repaired are changed packages whose type errors all lie in
+	// function bodies (theirs, or those of the repository's packages
+	// they import): those bodies are left out (LeftOut), and every
+	// analyzer runs on the rest, complete in its types.
+	Repaired []*packages.Package
+	// LeftOut names, by repository path, the functions of the Repaired
+	// packages whose bodies were left out for their type errors.
+	LeftOut map[string][]string
 	// Fallback lists the changed packages that could not be type-checked,
 	// and why; their changed files are in Files.
 	Fallback []Fallback
@@ -252,6 +262,40 @@ func (p *Program) PartlyTyped(path string) bool {
 	}
 	return false
 }
+
+// NotRunPartly says which of the registered analyzers do not run on a
+// Partial package (they need complete types), and which run without
+// some of their checks (gosec without its SSA analyses): for the review
+// to say so.
+func (p *Program) NotRunPartly() string {
+	var not []string
+	checks := 0
+	for _, a := range p.registered {
+		if !requires(a, buildsIR) {
+			continue
+		}
+		if s := p.partly[a]; s != nil && !requires(s, buildsIR) {
+			not = append(not, a.Name+"'s SSA analyses")
+			continue
+		}
+		if staticcheckID.MatchString(a.Name) {
+			checks++
+			continue
+		}
+		not = append(not, a.Name)
+	}
+	slices.Sort(not)
+	if checks > 0 {
+		not = append(not, fmt.Sprintf("%d staticcheck checks", checks))
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return strings.Join(not, ", ")
+}
+
+// staticcheckID matches the name of a staticcheck check (SA4006, S1000).
+var staticcheckID = regexp.MustCompile(`^(SA|S|ST|QF)\d+$`)
 
 // analyzed is what one analyzer found.
 type analyzed struct {
@@ -364,7 +408,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		registered = nil
 	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly}
+		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly, LeftOut: map[string][]string{}}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d
@@ -402,15 +446,14 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		if len(g.patterns) == 0 {
 			continue
 		}
-		var roots, partial []*packages.Package
-		var typeErrs []Diagnostic
-		var failed map[string]string
+		var lp loaded
 		if loadCtx.Err() == nil {
 			var genv []string
 			if genv, err = confined.envFor(root, g.modDir); err == nil {
-				roots, failed, typeErrs, partial, err = l.loadPackages(loadCtx, genv, root, g, testDirs(s))
+				lp, err = l.loadPackages(loadCtx, genv, root, g, testDirs(s))
 			}
 		}
+		roots, failed, typeErrs, partial := lp.roots, lp.broken, lp.typeErrs, lp.partial
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("load go packages: %w", ctx.Err())
@@ -447,14 +490,27 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 				p.Partial = append(p.Partial, pkg)
 			}
 		}
+		for _, pkg := range lp.repaired {
+			if why := pathological(pkg); why != "" {
+				broken[p.repoDir(pkg)] = why
+				continue
+			}
+			p.Repaired = append(p.Repaired, pkg)
+		}
+		for f, fns := range lp.leftOut {
+			if rp, ok := p.RepoPath(f); ok {
+				p.LeftOut[rp] = fns
+			}
+		}
 	}
 	// A package that type-checks in one variant and not in another (its
 	// tests broken, say) is analysed where it type-checks.
 	p.Packages = slices.DeleteFunc(p.Packages, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
+	p.Repaired = slices.DeleteFunc(p.Repaired, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
 	if err := p.parseFallback(ctx, m, broken); err != nil {
 		return nil, err
 	}
-	if len(p.Packages) == 0 && len(p.Fallback) > 0 {
+	if len(p.Packages)+len(p.Repaired) == 0 && len(p.Fallback) > 0 {
 		p.SyntaxOnly = p.Fallback[0].Reason
 	}
 	return p, nil
@@ -524,14 +580,28 @@ func testDirs(s side) map[string]bool {
 	return dirs
 }
 
+// loaded is what loadPackages found of one module's changed packages.
+type loaded struct {
+	// roots type-check.
+	roots []*packages.Package
+	// broken are the directories (relative to root) of those that do
+	// not, with why; partial those of them typed in part.
+	broken  map[string]string
+	partial []*packages.Package
+	// repaired type-check once the function bodies holding their
+	// errors are left out: leftOut, by file name.
+	repaired []*packages.Package
+	leftOut  map[string][]string
+	// typeErrs are the type and syntax errors in the repository's
+	// files of the changed packages.
+	typeErrs []Diagnostic
+}
+
 // loadPackages loads one module's changed packages with go/packages
 // under the sandboxed environment, with their tests when testDirs
 // (directories relative to root in which test files changed) is not empty.
-// It returns the packages that type-check, the directories (relative to
-// root) of those that do not with why, and the type and syntax errors in
-// the repository's files of the changed packages. An error means go list
-// itself failed for the whole module.
-func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (roots []*packages.Package, broken map[string]string, typeErrs []Diagnostic, partial []*packages.Package, err error) {
+// An error means go list itself failed for the whole module.
+func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (loaded, error) {
 	cfg := &packages.Config{
 		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
@@ -561,7 +631,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	}
 	pkgs, err := l.loadUntil(ctx, cfg, g.patterns)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
+		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
@@ -596,6 +666,23 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		}
 		_, p.IllTyped = why[p]
 	})
+	// A package whose errors all lie in function bodies is typed
+	// completely but for them: they are left out and it is analysed.
+	repairs := repairable(root, pkgs)
+	leftOut := map[string][]string{}
+	for p, fns := range repairs {
+		for _, fd := range fns {
+			name := funcName(fd)
+			f := p.Fset.File(fd.Pos()).Name()
+			if !slices.Contains(leftOut[f], name) {
+				leftOut[f] = append(leftOut[f], name)
+			}
+			fd.Body = nil
+		}
+		p.IllTyped = false
+	}
+	var typeErrs []Diagnostic
+	var roots, partial, repaired []*packages.Package
 	// With Tests set, a package comes as itself, its test variant
 	// (package p [p.test]), its external tests (p_test) and the test
 	// main. In a directory where a test file changed, the test variant
@@ -609,7 +696,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			hasTestVariant[p.PkgPath] = true
 		}
 	}
-	broken = map[string]string{}
+	broken := map[string]string{}
 	seenErr := map[string]bool{}
 	found := map[string]bool{}
 	var orphan []string
@@ -639,13 +726,18 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				typeErrs = append(typeErrs, d)
 			}
 		}
+		if _, ok := repairs[p]; ok && dir != "" {
+			repaired = append(repaired, p)
+			found[dir] = true
+			continue
+		}
 		if w, bad := why[p]; bad {
 			if dir == "" {
 				orphan = append(orphan, w)
 			} else if _, ok := broken[dir]; !ok {
 				broken[dir] = w
 			}
-			if dir != "" && environmentOnly(p) {
+			if dir != "" && typedInPart(p) {
 				partial = append(partial, p)
 			}
 			continue
@@ -663,7 +755,107 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			}
 		}
 	}
-	return roots, broken, typeErrs, partial, nil
+	for f := range leftOut {
+		slices.Sort(leftOut[f])
+	}
+	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, leftOut: leftOut, typeErrs: typeErrs}, nil
+}
+
+// repairable returns the ill-typed packages of the repository whose every
+// error lies in the body of a function of theirs, or says a name or an
+// import is unused, and whose ill-typed imports are repairable too; with,
+// for each, the functions holding the errors. go/types records the
+// types of everything else completely, and a function without a body is
+// what SSA and staticcheck's IR take for one written in assembly: with
+// those bodies left out, every analyzer can run on the rest.
+func repairable(root string, pkgs []*packages.Package) map[*packages.Package][]*ast.FuncDecl {
+	out := map[*packages.Package][]*ast.FuncDecl{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if !p.IllTyped || len(p.Syntax) == 0 || p.TypesInfo == nil || p.Types == nil || !inside(root, firstFile(p)) {
+			return
+		}
+		for _, imp := range p.Imports {
+			if _, ok := out[imp]; imp.IllTyped && !ok {
+				return
+			}
+		}
+		fns := []*ast.FuncDecl{}
+		for _, e := range p.Errors {
+			if e.Kind == packages.TypeError && (unusedImport(e.Msg) || strings.HasPrefix(e.Msg, "declared and not used")) {
+				continue
+			}
+			if e.Kind != packages.TypeError && e.Kind != packages.ParseError {
+				return
+			}
+			fd := errorFunc(p, e.Pos)
+			if fd == nil {
+				return
+			}
+			if !slices.Contains(fns, fd) {
+				fns = append(fns, fd)
+			}
+		}
+		out[p] = fns
+	})
+	return out
+}
+
+// errorFunc returns the function declaration of p whose body holds the
+// position pos (file:line:col), or nil.
+func errorFunc(p *packages.Package, pos string) *ast.FuncDecl {
+	file, line, col := pos, 0, 0
+	for i := 0; i < 2; i++ {
+		j := strings.LastIndexByte(file, ':')
+		if j < 0 {
+			return nil
+		}
+		n, err := strconv.Atoi(file[j+1:])
+		if err != nil {
+			return nil
+		}
+		file, line, col = file[:j], n, line
+	}
+	for _, f := range p.Syntax {
+		tf := p.Fset.File(f.Pos())
+		if tf == nil || tf.Name() != file || line < 1 || line > tf.LineCount() {
+			continue
+		}
+		at := tf.LineStart(line) + token.Pos(max(col-1, 0))
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && fd.Body.Pos() < at && at < fd.Body.End() {
+				return fd
+			}
+		}
+	}
+	return nil
+}
+
+// funcName is a function's name as a review says it: F, or T.M for a
+// method.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	if st, ok := t.(*ast.StarExpr); ok {
+		t = st.X
+	}
+	switch x := t.(type) {
+	case *ast.IndexExpr:
+		t = x.X
+	case *ast.IndexListExpr:
+		t = x.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+// typedInPart reports whether an ill-typed package was type-checked at
+// all: go/types goes on past errors, so what they do not touch is typed.
+func typedInPart(p *packages.Package) bool {
+	return environmentOnly(p) || len(p.Syntax) > 0 && p.TypesInfo != nil && p.Types != nil
 }
 
 // loadUntil runs go/packages and returns when it is done or when ctx

@@ -1,0 +1,116 @@
+package security_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/security"
+)
+
+// A file of a package that does not type-check no longer hides the rest
+// of its package: a change that breaks one function in one file and
+// builds a query inline in another gets the SQL injection reported. Where
+// the error is in a function body, that body is left out and every
+// analyzer runs on the rest (the SSA analyzer among them); where it is in
+// a package-level declaration, the analyzers that need no SSA run on what
+// did type-check, and the review says which did not.
+func TestReviewPackageWithTypeErrors(t *testing.T) {
+	t.Parallel()
+	const store = `package %s
+
+import (
+	"database/sql"
+	"fmt"
+)
+
+// ByID builds the query inline.
+func ByID(db *sql.DB, id string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM users WHERE id = '%%s'", id)) // want:ssa
+}
+
+// ByNick builds it into a variable first.
+func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
+	q := fmt.Sprintf("SELECT * FROM users WHERE nick = '%%s'", nick) // want:ssa+syntax
+	rows, err := db.Query(q)
+	return rows, err
+}
+`
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":        goanalysistest.GoMod("example.com/broken"),
+		"app/doc.go":    "// Package app is an application.\npackage app\n",
+		"app/count.go":  "package app\n\n// Count counts.\nfunc Count(xs []int) int {\n\treturn len(xs)\n}\n",
+		"decl/doc.go":   "// Package decl is an application.\npackage decl\n",
+		"decl/limit.go": "package decl\n\n// Limit is the page size.\nvar Limit int = 10\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		// A body that does not compile: the rest of app is typed.
+		"app/count.go": "package app\n\n// Count counts.\nfunc Count(xs []int) int {\n\treturn len(xs) + \"1\"\n}\n",
+		"app/store.go": fmt.Sprintf(store, "app"),
+		// A package-level declaration that does not compile.
+		"decl/limit.go": "package decl\n\n// Limit is the page size.\nvar Limit int = \"ten\"\n",
+		"decl/store.go": fmt.Sprintf(store, "decl"),
+	})
+	head := r.Commit("head")
+
+	var mu sync.Mutex
+	gaps := map[string]string{}
+	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !c.Analysed {
+			gaps[c.Path] = c.Reason
+		}
+	})
+	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		t.Logf("%s:%d %s %s [%s]", f.Path, f.Line, f.Rule, f.Headline, f.Note)
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	src := fmt.Sprintf(store, "x")
+	// In app, every analyzer ran: the SQL analyzer's finding stands
+	// on both lines. In decl only those that need no SSA did: gosec's
+	// G201 sees the query built into a variable, not the inline one.
+	var want []string
+	for _, line := range slices.Concat(goanalysistest.Marked(src, "want:ssa"), goanalysistest.Marked(src, "want:ssa+syntax")) {
+		want = append(want, fmt.Sprintf("app/store.go:%d quorum:sql-injection", line))
+	}
+	for _, line := range goanalysistest.Marked(src, "want:ssa+syntax") {
+		want = append(want, fmt.Sprintf("decl/store.go:%d gosec:G201", line))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	for _, f := range fs {
+		if strings.HasPrefix(f.Path, "decl/") && !strings.HasPrefix(f.Note, "partly typed:") {
+			t.Errorf("%s:%d has note %q, want it to say the package was typed in part", f.Path, f.Line, f.Note)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if why := gaps["app/count.go"]; !strings.Contains(why, "its functions Count do not type-check") {
+		t.Errorf("app/count.go's coverage: %q, want Count named as left out", why)
+	}
+	if why, ok := gaps["app/store.go"]; ok {
+		t.Errorf("app/store.go was analysed in full, yet reported as %q", why)
+	}
+	for _, f := range []string{"decl/limit.go", "decl/store.go"} {
+		if why := gaps[f]; !strings.Contains(why, "type-checked only in part") || !strings.Contains(why, "sqlinject") || !strings.Contains(why, "gosec's SSA analyses") {
+			t.Errorf("%s's coverage: %q, want it to name the analyzers that did not run", f, why)
+		}
+	}
+}
