@@ -376,7 +376,7 @@ func (p *Program) enclosingFunc(path string, line int) (start, end int, ok bool)
 // type-checked packages or the syntax-only files.
 func (p *Program) syntaxOf(rp string) (*token.FileSet, *ast.File) {
 	full := p.Root + "/" + rp
-	for _, pkg := range p.Packages {
+	for _, pkg := range slices.Concat(p.Packages, p.unrepaired, p.Repaired) {
 		for i, f := range pkg.CompiledGoFiles {
 			if f == full && i < len(pkg.Syntax) {
 				return pkg.Fset, pkg.Syntax[i]

@@ -36,6 +36,9 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 		SuggestedPatch: d.Patch,
 		Engine:         specialist.EngineBuiltin,
 	}
+	if lo, ok := p.LeftOut[d.Path]; ok && lo.covers(d.Line) {
+		f.Note = "partly typed: the Go function could not be type-checked (" + lo.Reason + "); analyzers that need complete types did not run on it"
+	}
 	if why := p.FallbackReason(d.Path); why != "" {
 		f.Note = "syntax-only: the Go package could not be type-checked (" + why + ")"
 		if p.PartlyTyped(d.Path) {
@@ -107,8 +110,9 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 	}
 	for _, f := range changedGoFiles(c) {
 		switch path := f.NewPath; {
-		case typed[path] && len(p.LeftOut[path]) > 0:
-			specialist.NotAnalysed(ctx, "its functions "+strings.Join(p.LeftOut[path], ", ")+" do not type-check and were not analysed; the rest of its package was, by every analyzer", path)
+		case typed[path] && len(p.LeftOut[path].Funcs) > 0:
+			lo := p.LeftOut[path]
+			specialist.NotAnalysed(ctx, "its functions "+strings.Join(lo.Funcs, ", ")+" could not be type-checked and were not analysed; the rest of its package was, by every analyzer: "+lo.Reason, path)
 		case typed[path]:
 			specialist.Analysed(ctx, "go", path)
 		case skipped[path] != "":

@@ -182,14 +182,18 @@ type Program struct {
 	// complete types (none built on SSA) run on them; they are in
 	// Fallback too, for the syntax-only analyzers.
 	Partial []*packages.Package
-	// Repaired are changed packages whose type errors all lie in
-	// function bodies (theirs, or those of the repository's packages
-	// they import): those bodies are left out (LeftOut), and every
+	// Repaired are changed packages whose type errors, and whatever the
+	// review's environment left untyped in them, lie in function bodies
+	// only (repairable): those bodies are left out (LeftOut), and every
 	// analyzer runs on the rest, complete in its types.
 	Repaired []*packages.Package
-	// LeftOut names, by repository path, the functions of the Repaired
-	// packages whose bodies were left out for their type errors.
-	LeftOut map[string][]string
+	// LeftOut says, by repository path, which functions of the Repaired
+	// packages were left out, and why.
+	LeftOut map[string]LeftOut
+	// unrepaired are the Repaired packages that lost function bodies, as
+	// loaded: the analyzers that need no SSA run on them, those bodies
+	// included.
+	unrepaired []*packages.Package
 	// Fallback lists the changed packages that could not be type-checked,
 	// and why; their changed files are in Files.
 	Fallback []Fallback
@@ -226,6 +230,26 @@ type Program struct {
 	// released says the dependencies' syntax was dropped after the
 	// registered analyzers ran.
 	released bool
+}
+
+// LeftOut are the functions of a file whose bodies were left out of the
+// analysis because they do not type-check.
+type LeftOut struct {
+	Funcs []string
+	// Reason is the package's first error.
+	Reason string
+	// lines are the first and last lines of each function.
+	lines [][2]int
+}
+
+// covers reports whether line lies in a function left out.
+func (lo LeftOut) covers(line int) bool {
+	for _, l := range lo.lines {
+		if l[0] <= line && line <= l[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // Fallback is a changed package that could not be type-checked.
@@ -408,7 +432,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		registered = nil
 	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly, LeftOut: map[string][]string{}}
+		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly, LeftOut: map[string]LeftOut{}}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d
@@ -497,9 +521,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 			}
 			p.Repaired = append(p.Repaired, pkg)
 		}
-		for f, fns := range lp.leftOut {
+		p.unrepaired = append(p.unrepaired, lp.unrepaired...)
+		for f, lo := range lp.leftOut {
 			if rp, ok := p.RepoPath(f); ok {
-				p.LeftOut[rp] = fns
+				lo.Reason = strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), "")
+				p.LeftOut[rp] = lo
 			}
 		}
 	}
@@ -507,6 +533,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 	// tests broken, say) is analysed where it type-checks.
 	p.Packages = slices.DeleteFunc(p.Packages, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
 	p.Repaired = slices.DeleteFunc(p.Repaired, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
+	p.unrepaired = slices.DeleteFunc(p.unrepaired, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
 	if err := p.parseFallback(ctx, m, broken); err != nil {
 		return nil, err
 	}
@@ -589,9 +616,10 @@ type loaded struct {
 	broken  map[string]string
 	partial []*packages.Package
 	// repaired type-check once the function bodies holding their
-	// errors are left out: leftOut, by file name.
-	repaired []*packages.Package
-	leftOut  map[string][]string
+	// errors are left out (leftOut, by file name); unrepaired are those
+	// of them with bodies left out, as they were loaded.
+	repaired, unrepaired []*packages.Package
+	leftOut              map[string]LeftOut
 	// typeErrs are the type and syntax errors in the repository's
 	// files of the changed packages.
 	typeErrs []Diagnostic
@@ -669,20 +697,22 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	// A package whose errors all lie in function bodies is typed
 	// completely but for them: they are left out and it is analysed.
 	repairs := repairable(root, pkgs)
-	leftOut := map[string][]string{}
+	leftOut := map[string]LeftOut{}
 	for p, fns := range repairs {
 		for _, fd := range fns {
-			name := funcName(fd)
-			f := p.Fset.File(fd.Pos()).Name()
-			if !slices.Contains(leftOut[f], name) {
-				leftOut[f] = append(leftOut[f], name)
+			f := p.Fset.File(fd.Pos())
+			lo := leftOut[f.Name()]
+			if name := funcName(fd); !slices.Contains(lo.Funcs, name) {
+				lo.Funcs = append(lo.Funcs, name)
+				lo.lines = append(lo.lines, [2]int{f.Line(fd.Pos()), f.Line(fd.End())})
 			}
-			fd.Body = nil
+			lo.Reason = why[p]
+			leftOut[f.Name()] = lo
 		}
-		p.IllTyped = false
 	}
+	copies := withoutBodies(repairs)
 	var typeErrs []Diagnostic
-	var roots, partial, repaired []*packages.Package
+	var roots, partial, repaired, unrepaired []*packages.Package
 	// With Tests set, a package comes as itself, its test variant
 	// (package p [p.test]), its external tests (p_test) and the test
 	// main. In a directory where a test file changed, the test variant
@@ -726,8 +756,11 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				typeErrs = append(typeErrs, d)
 			}
 		}
-		if _, ok := repairs[p]; ok && dir != "" {
-			repaired = append(repaired, p)
+		if c, ok := copies[p]; ok && dir != "" {
+			repaired = append(repaired, c)
+			if len(repairs[p]) > 0 {
+				unrepaired = append(unrepaired, p)
+			}
 			found[dir] = true
 			continue
 		}
@@ -755,107 +788,10 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			}
 		}
 	}
-	for f := range leftOut {
-		slices.Sort(leftOut[f])
+	for _, lo := range leftOut {
+		slices.Sort(lo.Funcs)
 	}
-	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, leftOut: leftOut, typeErrs: typeErrs}, nil
-}
-
-// repairable returns the ill-typed packages of the repository whose every
-// error lies in the body of a function of theirs, or says a name or an
-// import is unused, and whose ill-typed imports are repairable too; with,
-// for each, the functions holding the errors. go/types records the
-// types of everything else completely, and a function without a body is
-// what SSA and staticcheck's IR take for one written in assembly: with
-// those bodies left out, every analyzer can run on the rest.
-func repairable(root string, pkgs []*packages.Package) map[*packages.Package][]*ast.FuncDecl {
-	out := map[*packages.Package][]*ast.FuncDecl{}
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		if !p.IllTyped || len(p.Syntax) == 0 || p.TypesInfo == nil || p.Types == nil || !inside(root, firstFile(p)) {
-			return
-		}
-		for _, imp := range p.Imports {
-			if _, ok := out[imp]; imp.IllTyped && !ok {
-				return
-			}
-		}
-		fns := []*ast.FuncDecl{}
-		for _, e := range p.Errors {
-			if e.Kind == packages.TypeError && (unusedImport(e.Msg) || strings.HasPrefix(e.Msg, "declared and not used")) {
-				continue
-			}
-			if e.Kind != packages.TypeError && e.Kind != packages.ParseError {
-				return
-			}
-			fd := errorFunc(p, e.Pos)
-			if fd == nil {
-				return
-			}
-			if !slices.Contains(fns, fd) {
-				fns = append(fns, fd)
-			}
-		}
-		out[p] = fns
-	})
-	return out
-}
-
-// errorFunc returns the function declaration of p whose body holds the
-// position pos (file:line:col), or nil.
-func errorFunc(p *packages.Package, pos string) *ast.FuncDecl {
-	file, line, col := pos, 0, 0
-	for i := 0; i < 2; i++ {
-		j := strings.LastIndexByte(file, ':')
-		if j < 0 {
-			return nil
-		}
-		n, err := strconv.Atoi(file[j+1:])
-		if err != nil {
-			return nil
-		}
-		file, line, col = file[:j], n, line
-	}
-	for _, f := range p.Syntax {
-		tf := p.Fset.File(f.Pos())
-		if tf == nil || tf.Name() != file || line < 1 || line > tf.LineCount() {
-			continue
-		}
-		at := tf.LineStart(line) + token.Pos(max(col-1, 0))
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && fd.Body.Pos() < at && at < fd.Body.End() {
-				return fd
-			}
-		}
-	}
-	return nil
-}
-
-// funcName is a function's name as a review says it: F, or T.M for a
-// method.
-func funcName(fd *ast.FuncDecl) string {
-	if fd.Recv == nil || len(fd.Recv.List) == 0 {
-		return fd.Name.Name
-	}
-	t := fd.Recv.List[0].Type
-	if st, ok := t.(*ast.StarExpr); ok {
-		t = st.X
-	}
-	switch x := t.(type) {
-	case *ast.IndexExpr:
-		t = x.X
-	case *ast.IndexListExpr:
-		t = x.X
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "." + fd.Name.Name
-	}
-	return fd.Name.Name
-}
-
-// typedInPart reports whether an ill-typed package was type-checked at
-// all: go/types goes on past errors, so what they do not touch is typed.
-func typedInPart(p *packages.Package) bool {
-	return environmentOnly(p) || len(p.Syntax) > 0 && p.TypesInfo != nil && p.Types != nil
+	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs}, nil
 }
 
 // loadUntil runs go/packages and returns when it is done or when ctx

@@ -294,6 +294,11 @@ func TestLoadDropsReplaceOutsideRepository(t *testing.T) {
 	if len(p.Packages) != 0 || len(p.Fallback) != 1 {
 		t.Fatalf("packages %d, fallback %+v: the replaced module outside the repository was read", len(p.Packages), p.Fallback)
 	}
+	// The rest of the module is still typed: the package that imports
+	// the module no longer replaced is typed in part.
+	if len(p.Partial) != 1 || !p.PartlyTyped("a.go") {
+		t.Errorf("partly typed %d packages, fallback %+v: want a.go typed in part", len(p.Partial), p.Fallback)
+	}
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "outside the repository") {
 		t.Fatalf("Notes = %q", p.Notes)
 	}

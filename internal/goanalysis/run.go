@@ -205,21 +205,31 @@ func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]a
 // says the package was not fully type-checked.
 func (p *Program) checkPartial(analyzers []*analysis.Analyzer) map[*analysis.Analyzer][]Diagnostic {
 	found := map[*analysis.Analyzer][]Diagnostic{}
-	partial := p.Partial
+	seen := map[string]bool{}
+	add := func(r map[*analysis.Analyzer][]Diagnostic) {
+		for a, ds := range r {
+			for _, d := range ds {
+				// A Repaired package is analysed both ways.
+				if k := fmt.Sprintf("%s\x00%s:%d\x00%s", a.Name, d.Path, d.Line, d.Message); !seen[k] {
+					seen[k] = true
+					found[a] = append(found[a], d)
+				}
+			}
+		}
+	}
+	// The functions left out of a Repaired package are analysed as
+	// loaded, by the analyzers that need no SSA.
+	partial := slices.Concat(p.Partial, p.unrepaired)
 	if len(p.Repaired) > 0 {
 		r, ok := p.checkTolerant(analyzers, p.Repaired, true)
 		if !ok {
 			partial = slices.Concat(partial, p.Repaired)
 		}
-		for a, ds := range r {
-			found[a] = append(found[a], ds...)
-		}
+		add(r)
 	}
 	if len(partial) > 0 {
 		r, _ := p.checkTolerant(analyzers, partial, false)
-		for a, ds := range r {
-			found[a] = append(found[a], ds...)
-		}
+		add(r)
 	}
 	return found
 }

@@ -102,7 +102,7 @@ func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if why := gaps["app/count.go"]; !strings.Contains(why, "its functions Count do not type-check") {
+	if why := gaps["app/count.go"]; !strings.Contains(why, "its functions Count could not be type-checked") {
 		t.Errorf("app/count.go's coverage: %q, want Count named as left out", why)
 	}
 	if why, ok := gaps["app/store.go"]; ok {
@@ -112,5 +112,65 @@ func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
 		if why := gaps[f]; !strings.Contains(why, "type-checked only in part") || !strings.Contains(why, "sqlinject") || !strings.Contains(why, "gosec's SSA analyses") {
 			t.Errorf("%s's coverage: %q, want it to name the analyzers that did not run", f, why)
 		}
+	}
+}
+
+// A replacement by a directory outside the repository is dropped, so the
+// module it replaced cannot be had: the functions using it are left out,
+// and the rest of the package gets every analyzer, the SQL one among them.
+func TestReviewPackageWithDroppedReplace(t *testing.T) {
+	t.Parallel()
+	const store = `package app
+
+import (
+	"database/sql"
+	"fmt"
+
+	"github.com/fork/x"
+)
+
+// Name uses the replaced module.
+func Name() string {
+	return x.Name()
+}
+
+// ByID builds the query inline.
+func ByID(db *sql.DB, id string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM users WHERE id = '%s'", id)) // want:quorum:sql-injection
+}
+`
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     "module example.com/app\n\ngo 1.26\n\nrequire github.com/fork/x v0.0.0-00010101000000-000000000000\n\nreplace github.com/fork/x => ../x\n",
+		"app/doc.go": "// Package app is an application.\npackage app\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/store.go": store})
+	head := r.Commit("head")
+	var mu sync.Mutex
+	gaps := map[string]string{}
+	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !c.Analysed {
+			gaps[c.Path] = c.Reason
+		}
+	})
+	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if why := gaps["app/store.go"]; !strings.Contains(why, "its functions Name could not be type-checked") || !strings.Contains(why, "github.com/fork/x") {
+		t.Errorf("app/store.go's coverage: %q, want Name named as left out for the module it lacks", why)
 	}
 }
