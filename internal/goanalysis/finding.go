@@ -3,6 +3,7 @@ package goanalysis
 import (
 	"cmp"
 	"context"
+	pathpkg "path"
 	"slices"
 	"strings"
 
@@ -110,6 +111,8 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 	}
 	for _, f := range changedGoFiles(c) {
 		switch path := f.NewPath; {
+		case p.defused[pathpkg.Dir(path)] != "" && (typed[path] || p.PartlyTyped(path)):
+			specialist.NotAnalysed(ctx, p.defused[pathpkg.Dir(path)]+"; those types were analysed as empty structs, the rest of the package as usual", path)
 		case typed[path] && len(p.LeftOut[path].Funcs) > 0:
 			lo := p.LeftOut[path]
 			specialist.NotAnalysed(ctx, "its functions "+strings.Join(lo.Funcs, ", ")+" could not be type-checked and were not analysed; the rest of its package was, by every analyzer: "+lo.Reason, path)

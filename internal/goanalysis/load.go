@@ -194,6 +194,9 @@ type Program struct {
 	// loaded: the analyzers that need no SSA run on them, those bodies
 	// included.
 	unrepaired []*packages.Package
+	// defused says why the types too large to type-check of a changed
+	// directory were analysed as empty structs.
+	defused map[string]string
 	// Fallback lists the changed packages that could not be type-checked,
 	// and why; their changed files are in Files.
 	Fallback []Fallback
@@ -432,15 +435,29 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		registered = nil
 	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly, LeftOut: map[string]LeftOut{}}
+		Skipped: m.skipped, Notes: slices.Clone(m.notes), registered: registered, partly: partly, LeftOut: map[string]LeftOut{}, defused: map[string]string{}}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d
 	}
 
-	for d, why := range m.unloadable() {
-		// The type checker cannot be stopped once it is given such a
-		// package, nor be given a package with files missing: its files
+	// The type checker cannot be stopped once it is given a type that
+	// expands without end: such declarations become empty structs in the
+	// copy, and the rest of their packages is analysed as usual (what
+	// depended on their fields does not type-check, and is left out).
+	defused, defusedTypes, err := m.defuse()
+	if err != nil {
+		return nil, err
+	}
+	for d, why := range defused {
+		if slices.Contains(m.dirs(), d) {
+			p.defused[d] = why
+		}
+		p.Notes = append(p.Notes, d+": "+why+"; those types were analysed as empty structs")
+	}
+	slices.Sort(p.Notes)
+	for d, why := range m.cut {
+		// Nor can it be given a package with files missing: its files
 		// leave the copied tree (a package importing it then fails to
 		// load, alone), and it is analysed syntax-only.
 		if err := m.remove(d); err != nil {
@@ -507,6 +524,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		}
 		for _, d := range typeErrs {
 			d.Message = strings.ReplaceAll(d.Message, root+string(filepath.Separator), "")
+			if defused[path.Dir(d.Path)] != "" || mentionsAny(d.Message, defusedTypes) {
+				// The errors of the empty structs are the review's
+				// own doing, not the change's.
+				continue
+			}
 			p.TypeErrors = append(p.TypeErrors, d)
 		}
 		for _, pkg := range partial {
@@ -605,6 +627,30 @@ func testDirs(s side) map[string]bool {
 		}
 	}
 	return dirs
+}
+
+// mentionsAny reports whether msg names one of the types, as a word.
+func mentionsAny(msg string, types []string) bool {
+	for _, t := range types {
+		for i := strings.Index(msg, t); i >= 0; {
+			end := i + len(t)
+			before := i == 0 || !isWordByte(msg[i-1])
+			after := end == len(msg) || !isWordByte(msg[end])
+			if before && after {
+				return true
+			}
+			next := strings.Index(msg[i+1:], t)
+			if next < 0 {
+				break
+			}
+			i += 1 + next
+		}
+	}
+	return false
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
 // loaded is what loadPackages found of one module's changed packages.

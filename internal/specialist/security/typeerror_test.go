@@ -174,3 +174,63 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 		t.Errorf("app/store.go's coverage: %q, want Name named as left out for the module it lacks", why)
 	}
 }
+
+// Nested generic types that would keep the type checker busy for hours
+// are analysed as empty structs: the rest of their package is
+// type-checked and analysed, and the review says what was not.
+func TestReviewPackageWithExplosiveTypes(t *testing.T) {
+	t.Parallel()
+	bomb := []string{"package app", "", "type P0[T any] struct{ v T }"}
+	for i := 1; i < 40; i++ {
+		bomb = append(bomb, fmt.Sprintf("type P%d[T any] struct{ a, b P%d[T] }", i, i-1))
+	}
+	bomb = append(bomb, "var V P39[int]", "", "// First reads a field of the bomb.", "func First() P37[int] {", "\treturn V.a.b", "}")
+	const store = `package app
+
+import (
+	"database/sql"
+	"fmt"
+)
+
+// ByID builds the query inline.
+func ByID(db *sql.DB, id string) (*sql.Rows, error) {
+	return db.Query(fmt.Sprintf("SELECT * FROM users WHERE id = '%s'", id)) // want:quorum:sql-injection
+}
+`
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":     goanalysistest.GoMod("example.com/bomb"),
+		"app/doc.go": "// Package app is an application.\npackage app\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"app/bomb.go": strings.Join(bomb, "\n") + "\n", "app/store.go": store})
+	head := r.Commit("head")
+	var mu sync.Mutex
+	gaps := map[string]string{}
+	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !c.Analysed {
+			gaps[c.Path] = c.Reason
+		}
+	})
+	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range []string{"app/bomb.go", "app/store.go"} {
+		if why := gaps[f]; !strings.Contains(why, "expands to more than") || !strings.Contains(why, "empty structs") {
+			t.Errorf("%s's coverage: %q, want it to say the types too large were analysed as empty structs", f, why)
+		}
+	}
+}
