@@ -230,7 +230,9 @@ func TestLoadFallsBackPerPackage(t *testing.T) {
 	if want := []string{"example.com/mix/bomb", "example.com/mix/keep", "example.com/mix/ok", "example.com/mix/user"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v", typed, want)
 	}
-	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, "bomb: its type") && strings.Contains(n, "expands to more than") }) {
+	if !slices.ContainsFunc(p.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "bomb: its type") && strings.Contains(n, "expands to more than")
+	}) {
 		t.Errorf("notes %q do not say bomb's types were too large", p.Notes)
 	}
 	fallback := fallbackReasons(p)
@@ -510,7 +512,9 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	}
 	fallback := fallbackReasons(p)
 	for _, dir := range []string{"b", "c"} {
-		if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, dir+": its type") && strings.Contains(n, "expands to more than") }) {
+		if !slices.ContainsFunc(p.Notes, func(n string) bool {
+			return strings.HasPrefix(n, dir+": its type") && strings.Contains(n, "expands to more than")
+		}) {
 			t.Errorf("notes %q do not say %s's types expand too far", p.Notes, dir)
 		}
 	}
