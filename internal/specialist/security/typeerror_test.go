@@ -3,11 +3,13 @@ package security_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/specialist/security"
@@ -60,19 +62,7 @@ func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
 	})
 	head := r.Commit("head")
 
-	var mu sync.Mutex
-	gaps := map[string]string{}
-	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !c.Analysed {
-			gaps[c.Path] = c.Reason
-		}
-	})
-	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, gaps := reviewCoverage(t, r.Change(base, head))
 	var got []string
 	for _, f := range fs {
 		t.Logf("%s:%d %s %s [%s]", f.Path, f.Line, f.Rule, f.Headline, f.Note)
@@ -100,8 +90,6 @@ func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
 	if why := gaps["app/count.go"]; !strings.Contains(why, "its functions Count could not be type-checked") {
 		t.Errorf("app/count.go's coverage: %q, want Count named as left out", why)
 	}
@@ -147,19 +135,7 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 	base := r.Commit("base")
 	r.Write(map[string]string{"app/store.go": store})
 	head := r.Commit("head")
-	var mu sync.Mutex
-	gaps := map[string]string{}
-	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !c.Analysed {
-			gaps[c.Path] = c.Reason
-		}
-	})
-	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, gaps := reviewCoverage(t, r.Change(base, head))
 	var got []string
 	for _, f := range fs {
 		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
@@ -168,8 +144,6 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 	if !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if why := gaps["app/store.go"]; !strings.Contains(why, "its functions Name could not be type-checked") || !strings.Contains(why, "github.com/fork/x") {
 		t.Errorf("app/store.go's coverage: %q, want Name named as left out for the module it lacks", why)
 	}
@@ -205,6 +179,27 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 	base := r.Commit("base")
 	r.Write(map[string]string{"app/bomb.go": strings.Join(bomb, "\n") + "\n", "app/store.go": store})
 	head := r.Commit("head")
+	fs, gaps := reviewCoverage(t, r.Change(base, head))
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	for _, f := range []string{"app/bomb.go", "app/store.go"} {
+		if why := gaps[f]; !strings.Contains(why, "expands to more than") || !strings.Contains(why, "empty structs") {
+			t.Errorf("%s's coverage: %q, want it to say the types too large were analysed as empty structs", f, why)
+		}
+	}
+}
+
+// reviewCoverage runs the security specialist on c and returns its
+// findings and, by path, why each changed file it did not analyse in full
+// was not.
+func reviewCoverage(t *testing.T, c *change.Change) ([]specialist.Finding, map[string]string) {
+	t.Helper()
 	var mu sync.Mutex
 	gaps := map[string]string{}
 	ctx := specialist.WithCoverage(context.Background(), func(c specialist.Coverage) {
@@ -214,23 +209,11 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 			gaps[c.Path] = c.Reason
 		}
 	})
-	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, r.Change(base, head))
+	fs, err := security.New(goanalysistest.Loader(), nil).Review(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range fs {
-		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
-	}
-	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
-	if !slices.Equal(got, want) {
-		t.Errorf("findings %q, want %q", got, want)
-	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, f := range []string{"app/bomb.go", "app/store.go"} {
-		if why := gaps[f]; !strings.Contains(why, "expands to more than") || !strings.Contains(why, "empty structs") {
-			t.Errorf("%s's coverage: %q, want it to say the types too large were analysed as empty structs", f, why)
-		}
-	}
+	return fs, maps.Clone(gaps)
 }
