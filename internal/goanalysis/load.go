@@ -19,10 +19,14 @@
 // against the cache's own hashes). An operator who prefers isolation sets
 // Config.ModCache to a private directory.
 //
-// When loading fails (no go.mod, a dependency not available offline, a
-// missing toolchain, type errors), the changed files are parsed alone and
-// only syntax-only analyzers run; every finding then carries a Note that
-// says so.
+// A package with type errors (its own, or what the review's environment
+// lacks) is analysed for what did type-check (repair.go): the function
+// bodies holding them are left out and every analyzer runs on the rest,
+// or, when a package-level declaration is hit, the analyzers that need no
+// SSA run on the package typed in part. When loading fails (no go.mod,
+// go list failing, a missing toolchain), the changed files are parsed
+// alone and only syntax-only analyzers run; every finding then carries a
+// Note that says so.
 package goanalysis
 
 import (
