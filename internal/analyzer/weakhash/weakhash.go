@@ -202,6 +202,7 @@ type tracer struct {
 	// helpers are the functions known to hash some of their parameters.
 	helpers func(*types.Func) *Hashes
 	seen    map[*types.Var]bool
+	memo    map[*types.Var]*credential
 }
 
 func (t *tracer) expr(e ast.Expr, c *credential, depth int) {
@@ -328,10 +329,24 @@ func (t *tracer) ident(id *ast.Ident, c *credential, depth int) {
 		}
 		return
 	}
-	t.seen[v] = true
-	defer delete(t.seen, v)
-	for _, d := range t.defs[v] {
-		t.expr(d, c, depth+1)
+	// What a variable derives from is worked out once: a function
+	// reassigning many variables from each other would otherwise be
+	// followed down every path.
+	vc, ok := t.memo[v]
+	if !ok {
+		t.seen[v] = true
+		vc = &credential{}
+		for _, d := range t.defs[v] {
+			t.expr(d, vc, depth+1)
+		}
+		delete(t.seen, v)
+		t.memo[v] = vc
+	}
+	c.add(vc.kind, vc.name)
+	for _, i := range vc.params {
+		if !slices.Contains(c.params, i) {
+			c.params = append(c.params, i)
+		}
 	}
 }
 
@@ -474,7 +489,7 @@ const (
 // newTracer returns a tracer for the function fd: the expressions
 // assigned to each of its local variables.
 func newTracer(info *types.Info, fd *ast.FuncDecl, helpers func(*types.Func) *Hashes) *tracer {
-	t := &tracer{info: info, defs: map[*types.Var][]ast.Expr{}, params: map[*types.Var]int{}, helpers: helpers, seen: map[*types.Var]bool{}}
+	t := &tracer{info: info, defs: map[*types.Var][]ast.Expr{}, params: map[*types.Var]int{}, helpers: helpers, seen: map[*types.Var]bool{}, memo: map[*types.Var]*credential{}}
 	if info == nil {
 		return t
 	}
