@@ -50,6 +50,9 @@ func repairable(root string, pkgs []*packages.Package) map[*packages.Package][]*
 		inv := invalid{info: p.TypesInfo, memo: map[types.Type]bool{}}
 		for _, f := range p.Syntax {
 			for _, d := range f.Decls {
+				if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+					continue // an import is no use of what it imports
+				}
 				fd, ok := d.(*ast.FuncDecl)
 				if !ok {
 					if inv.in(d) {

@@ -114,12 +114,13 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/fork/x"
+	fork "github.com/fork/x"
 )
 
-// Name uses the replaced module.
+// Name uses the replaced module, imported under a name of its own
+// (an import is no use of it).
 func Name() string {
-	return x.Name()
+	return fork.Name()
 }
 
 // ByID builds the query inline.
