@@ -144,8 +144,8 @@ func (l *Loader) introduced(ctx context.Context, c *change.Change, p *Program, d
 	// findings a base the analyzers ran on, partly typed or not.
 	comparable, typed := map[string]bool{}, map[string]bool{}
 	var bds []Diagnostic
-	if base != nil && len(base.Packages)+len(base.Partial) > 0 {
-		for i, pkg := range slices.Concat(base.Packages, base.Partial) {
+	if base != nil && len(base.Packages)+len(base.Partial)+len(base.Repaired) > 0 {
+		for i, pkg := range slices.Concat(base.Packages, base.Partial, base.Repaired) {
 			for _, f := range pkg.CompiledGoFiles {
 				if rp, ok := base.RepoPath(f); ok {
 					comparable[newPath[rp]] = true
@@ -376,7 +376,7 @@ func (p *Program) enclosingFunc(path string, line int) (start, end int, ok bool)
 // type-checked packages or the syntax-only files.
 func (p *Program) syntaxOf(rp string) (*token.FileSet, *ast.File) {
 	full := p.Root + "/" + rp
-	for _, pkg := range p.Packages {
+	for _, pkg := range slices.Concat(p.Packages, p.unrepaired, p.Repaired) {
 		for i, f := range pkg.CompiledGoFiles {
 			if f == full && i < len(pkg.Syntax) {
 				return pkg.Fset, pkg.Syntax[i]

@@ -1,7 +1,10 @@
 package goanalysis
 
 import (
+	"cmp"
 	"context"
+	pathpkg "path"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -34,10 +37,13 @@ func (p *Program) Finding(d Diagnostic, rule, category, severity string) special
 		SuggestedPatch: d.Patch,
 		Engine:         specialist.EngineBuiltin,
 	}
+	if lo, ok := p.LeftOut[d.Path]; ok && lo.covers(d.Line) {
+		f.Note = "partly typed: the Go function could not be type-checked (" + lo.Reason + "); analyzers that need complete types did not run on it"
+	}
 	if why := p.FallbackReason(d.Path); why != "" {
 		f.Note = "syntax-only: the Go package could not be type-checked (" + why + ")"
 		if p.PartlyTyped(d.Path) {
-			f.Note = "partly typed: the Go package was type-checked without what the review could not reach (" + why + "); analyzers that need complete types did not run"
+			f.Note = "partly typed: the Go package was type-checked in part (" + why + "); analyzers that need complete types did not run"
 		}
 	}
 	return f
@@ -96,7 +102,7 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 		skipped[s.Path] = s.Reason
 	}
 	typed := map[string]bool{}
-	for _, pkg := range p.Packages {
+	for _, pkg := range slices.Concat(p.Packages, p.Repaired) {
 		for _, f := range pkg.CompiledGoFiles {
 			if rp, ok := p.RepoPath(f); ok {
 				typed[rp] = true
@@ -105,12 +111,17 @@ func (p *Program) reportCoverage(ctx context.Context, c *change.Change) {
 	}
 	for _, f := range changedGoFiles(c) {
 		switch path := f.NewPath; {
+		case p.defused[pathpkg.Dir(path)] != "" && (typed[path] || p.PartlyTyped(path)):
+			specialist.NotAnalysed(ctx, p.defused[pathpkg.Dir(path)]+"; those types were analysed as empty structs, the rest of the package as usual", path)
+		case typed[path] && len(p.LeftOut[path].Funcs) > 0:
+			lo := p.LeftOut[path]
+			specialist.NotAnalysed(ctx, "its functions "+strings.Join(lo.Funcs, ", ")+" could not be type-checked and were not analysed; the rest of its package was, by every analyzer: "+lo.Reason, path)
 		case typed[path]:
 			specialist.Analysed(ctx, "go", path)
 		case skipped[path] != "":
 			specialist.NotAnalysed(ctx, "not analysed: "+skipped[path], path)
 		case p.PartlyTyped(path):
-			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types (gosec's taint analysis, SQL injection, nilness, staticcheck's SSA checks) did not run: "+p.FallbackReason(path), path)
+			specialist.NotAnalysed(ctx, "its package was type-checked only in part, so the analyzers that need complete types did not run ("+cmp.Or(p.NotRunPartly(), "none here")+"), the others did: "+p.FallbackReason(path), path)
 		case p.FallbackReason(path) != "":
 			specialist.NotAnalysed(ctx, "only its syntax was analysed, its package was not type-checked: "+p.FallbackReason(path), path)
 		default:

@@ -102,8 +102,11 @@ func (e expansion) size(t types.Type) int {
 // (imports maps a directory's import paths to directories), memoized
 // across all of them, an instance as its generic type times its type
 // arguments: nested types split over packages (P0–P13 in a, P14–P27 in b
-// importing a, …) add up as they do in the type checker.
-func explosive(byDir map[string][]*ast.File, imports map[string]map[string]string) map[string]string {
+// importing a, …) add up as they do in the type checker. It returns, for
+// each such directory, the type expressions of all its declarations past
+// the bound too: with those alone made small, the package can be given
+// to the type checker.
+func explosive(byDir map[string][]*ast.File, imports map[string]map[string]string) (map[string]string, map[string][]overType) {
 	names := map[string]string{}
 	for dir, files := range byDir {
 		for _, f := range files {
@@ -148,18 +151,26 @@ func explosive(byDir map[string][]*ast.File, imports map[string]map[string]strin
 		}
 	}
 	out := map[string]string{}
+	over := map[string][]overType{}
 	keys := slices.SortedFunc(maps.Keys(s.decls), func(a, b typeKey) int {
 		return cmp.Or(strings.Compare(a.dir, b.dir), strings.Compare(a.name, b.name))
 	})
 	for _, k := range keys {
-		if _, ok := out[k.dir]; ok {
-			continue
-		}
 		if n := s.named(k); n > maxExpansion {
-			out[k.dir] = fmt.Sprintf("its type %s expands to more than %d fields and elements, past what the type checker is given", k.name, maxExpansion)
+			over[k.dir] = append(over[k.dir], overType{k.name, s.decls[k].expr})
+			if _, ok := out[k.dir]; !ok {
+				out[k.dir] = fmt.Sprintf("its type %s expands to more than %d fields and elements, past what the type checker is given", k.name, maxExpansion)
+			}
 		}
 	}
-	return out
+	return out, over
+}
+
+// overType is a declared type past the bound: its name and its type
+// expression.
+type overType struct {
+	name string
+	expr ast.Expr
 }
 
 // typeKey names a declared type: its package's directory and its name.

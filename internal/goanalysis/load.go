@@ -21,10 +21,14 @@
 // go.sum entries for cached modules are checked against the cache's own
 // hashes).
 //
-// When loading fails (no go.mod, a dependency not available offline, a
-// missing toolchain, type errors), the changed files are parsed alone and
-// only syntax-only analyzers run; every finding then carries a Note that
-// says so.
+// A package with type errors (its own, or what the review's environment
+// lacks) is analysed for what did type-check (repair.go): the function
+// bodies holding them are left out and every analyzer runs on the rest,
+// or, when a package-level declaration is hit, the analyzers that need no
+// SSA run on the package typed in part. When loading fails (no go.mod,
+// go list failing, a missing toolchain), the changed files are parsed
+// alone and only syntax-only analyzers run; every finding then carries a
+// Note that says so.
 package goanalysis
 
 import (
@@ -199,12 +203,29 @@ type Program struct {
 	// Packages are the changed packages that type-check, with their
 	// dependencies (loaded with packages.LoadAllSyntax).
 	Packages []*packages.Package
-	// Partial are changed packages that type-check but for what the
+	// Partial are changed packages type-checked in part: what the
 	// review's environment lacks (an import not available offline, a
-	// dependency's cgo files): their own code has no error. The analyzers
-	// that do not need complete types (none built on SSA) run on them;
-	// they are in Fallback too, for the syntax-only analyzers.
+	// dependency's cgo files) or an error of their own outside function
+	// bodies (a package-level declaration, a file that does not parse)
+	// left some of their types unknown. The analyzers that do not need
+	// complete types (none built on SSA) run on them; they are in
+	// Fallback too, for the syntax-only analyzers.
 	Partial []*packages.Package
+	// Repaired are changed packages whose type errors, and whatever the
+	// review's environment left untyped in them, lie in function bodies
+	// only (repairable): those bodies are left out (LeftOut), and every
+	// analyzer runs on the rest, complete in its types.
+	Repaired []*packages.Package
+	// LeftOut says, by repository path, which functions of the Repaired
+	// packages were left out, and why.
+	LeftOut map[string]LeftOut
+	// unrepaired are the Repaired packages that lost function bodies, as
+	// loaded: the analyzers that need no SSA run on them, those bodies
+	// included.
+	unrepaired []*packages.Package
+	// defused says why the types too large to type-check of a changed
+	// directory were analysed as empty structs.
+	defused map[string]string
 	// Fallback lists the changed packages that could not be type-checked,
 	// and why; their changed files are in Files.
 	Fallback []Fallback
@@ -243,6 +264,26 @@ type Program struct {
 	released bool
 }
 
+// LeftOut are the functions of a file whose bodies were left out of the
+// analysis because they do not type-check.
+type LeftOut struct {
+	Funcs []string
+	// Reason is the package's first error.
+	Reason string
+	// lines are the first and last lines of each function.
+	lines [][2]int
+}
+
+// covers reports whether line lies in a function left out.
+func (lo LeftOut) covers(line int) bool {
+	for _, l := range lo.lines {
+		if l[0] <= line && line <= l[1] {
+			return true
+		}
+	}
+	return false
+}
+
 // Fallback is a changed package that could not be type-checked.
 type Fallback struct {
 	// Dir is the package's directory in the repository.
@@ -277,6 +318,40 @@ func (p *Program) PartlyTyped(path string) bool {
 	}
 	return false
 }
+
+// NotRunPartly says which of the registered analyzers do not run on a
+// Partial package (they need complete types), and which run without
+// some of their checks (gosec without its SSA analyses): for the review
+// to say so.
+func (p *Program) NotRunPartly() string {
+	var not []string
+	checks := 0
+	for _, a := range p.registered {
+		if !requires(a, buildsIR) {
+			continue
+		}
+		if s := p.partly[a]; s != nil && !requires(s, buildsIR) {
+			not = append(not, a.Name+"'s SSA analyses")
+			continue
+		}
+		if staticcheckID.MatchString(a.Name) {
+			checks++
+			continue
+		}
+		not = append(not, a.Name)
+	}
+	slices.Sort(not)
+	if checks > 0 {
+		not = append(not, fmt.Sprintf("%d staticcheck checks", checks))
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return strings.Join(not, ", ")
+}
+
+// staticcheckID matches the name of a staticcheck check (SA4006, S1000).
+var staticcheckID = regexp.MustCompile(`^(SA|S|ST|QF)\d+$`)
 
 // analyzed is what one analyzer found.
 type analyzed struct {
@@ -389,15 +464,29 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		registered = nil
 	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: m.notes, registered: registered, partly: partly}
+		Skipped: m.skipped, Notes: slices.Clone(m.notes), registered: registered, partly: partly, LeftOut: map[string]LeftOut{}, defused: map[string]string{}}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d
 	}
 
-	for d, why := range m.unloadable() {
-		// The type checker cannot be stopped once it is given such a
-		// package, nor be given a package with files missing: its files
+	// The type checker cannot be stopped once it is given a type that
+	// expands without end: such declarations become empty structs in the
+	// copy, and the rest of their packages is analysed as usual (what
+	// depended on their fields does not type-check, and is left out).
+	defused, defusedTypes, err := m.defuse()
+	if err != nil {
+		return nil, err
+	}
+	for d, why := range defused {
+		if slices.Contains(m.dirs(), d) {
+			p.defused[d] = why
+		}
+		p.Notes = append(p.Notes, d+": "+why+"; those types were analysed as empty structs")
+	}
+	slices.Sort(p.Notes)
+	for d, why := range m.cut {
+		// Nor can it be given a package with files missing: its files
 		// leave the copied tree (a package importing it then fails to
 		// load, alone), and it is analysed syntax-only.
 		if err := m.remove(d); err != nil {
@@ -439,15 +528,14 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		if len(g.patterns) == 0 {
 			continue
 		}
-		var roots, partial []*packages.Package
-		var typeErrs []Diagnostic
-		var failed map[string]string
+		var lp loaded
 		if loadCtx.Err() == nil {
 			var genv []string
 			if genv, err = confined.envFor(root, g.modDir); err == nil {
-				roots, failed, typeErrs, partial, err = l.loadPackages(loadCtx, genv, root, g, testDirs(s))
+				lp, err = l.loadPackages(loadCtx, genv, root, g, testDirs(s))
 			}
 		}
+		roots, failed, typeErrs, partial := lp.roots, lp.broken, lp.typeErrs, lp.partial
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("load go packages: %w", ctx.Err())
@@ -477,6 +565,11 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		}
 		for _, d := range typeErrs {
 			d.Message = strings.ReplaceAll(d.Message, root+string(filepath.Separator), "")
+			if defused[path.Dir(d.Path)] != "" || mentionsAny(d.Message, defusedTypes) {
+				// The errors of the empty structs are the review's
+				// own doing, not the change's.
+				continue
+			}
 			p.TypeErrors = append(p.TypeErrors, d)
 		}
 		for _, pkg := range partial {
@@ -484,14 +577,30 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 				p.Partial = append(p.Partial, pkg)
 			}
 		}
+		for _, pkg := range lp.repaired {
+			if why := pathological(pkg); why != "" {
+				broken[p.repoDir(pkg)] = why
+				continue
+			}
+			p.Repaired = append(p.Repaired, pkg)
+		}
+		p.unrepaired = append(p.unrepaired, lp.unrepaired...)
+		for f, lo := range lp.leftOut {
+			if rp, ok := p.RepoPath(f); ok {
+				lo.Reason = strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), "")
+				p.LeftOut[rp] = lo
+			}
+		}
 	}
 	// A package that type-checks in one variant and not in another (its
 	// tests broken, say) is analysed where it type-checks.
 	p.Packages = slices.DeleteFunc(p.Packages, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
+	p.Repaired = slices.DeleteFunc(p.Repaired, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
+	p.unrepaired = slices.DeleteFunc(p.unrepaired, func(pkg *packages.Package) bool { return broken[p.repoDir(pkg)] != "" })
 	if err := p.parseFallback(ctx, m, broken); err != nil {
 		return nil, err
 	}
-	if len(p.Packages) == 0 && len(p.Fallback) > 0 {
+	if len(p.Packages)+len(p.Repaired) == 0 && len(p.Fallback) > 0 {
 		p.SyntaxOnly = p.Fallback[0].Reason
 	}
 	return p, nil
@@ -561,14 +670,53 @@ func testDirs(s side) map[string]bool {
 	return dirs
 }
 
+// mentionsAny reports whether msg names one of the types, as a word.
+func mentionsAny(msg string, types []string) bool {
+	for _, t := range types {
+		for i := strings.Index(msg, t); i >= 0; {
+			end := i + len(t)
+			before := i == 0 || !isWordByte(msg[i-1])
+			after := end == len(msg) || !isWordByte(msg[end])
+			if before && after {
+				return true
+			}
+			next := strings.Index(msg[i+1:], t)
+			if next < 0 {
+				break
+			}
+			i += 1 + next
+		}
+	}
+	return false
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// loaded is what loadPackages found of one module's changed packages.
+type loaded struct {
+	// roots type-check.
+	roots []*packages.Package
+	// broken are the directories (relative to root) of those that do
+	// not, with why; partial those of them typed in part.
+	broken  map[string]string
+	partial []*packages.Package
+	// repaired type-check once the function bodies holding their
+	// errors are left out (leftOut, by file name); unrepaired are those
+	// of them with bodies left out, as they were loaded.
+	repaired, unrepaired []*packages.Package
+	leftOut              map[string]LeftOut
+	// typeErrs are the type and syntax errors in the repository's
+	// files of the changed packages.
+	typeErrs []Diagnostic
+}
+
 // loadPackages loads one module's changed packages with go/packages
 // under the sandboxed environment, with their tests when testDirs
 // (directories relative to root in which test files changed) is not empty.
-// It returns the packages that type-check, the directories (relative to
-// root) of those that do not with why, and the type and syntax errors in
-// the repository's files of the changed packages. An error means go list
-// itself failed for the whole module.
-func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (roots []*packages.Package, broken map[string]string, typeErrs []Diagnostic, partial []*packages.Package, err error) {
+// An error means go list itself failed for the whole module.
+func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool) (loaded, error) {
 	cfg := &packages.Config{
 		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
@@ -598,7 +746,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	}
 	pkgs, err := l.loadUntil(ctx, cfg, g.patterns)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
+		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
@@ -633,6 +781,25 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		}
 		_, p.IllTyped = why[p]
 	})
+	// A package whose errors all lie in function bodies is typed
+	// completely but for them: they are left out and it is analysed.
+	repairs := repairable(root, pkgs)
+	leftOut := map[string]LeftOut{}
+	for p, fns := range repairs {
+		for _, fd := range fns {
+			f := p.Fset.File(fd.Pos())
+			lo := leftOut[f.Name()]
+			if name := funcName(fd); !slices.Contains(lo.Funcs, name) {
+				lo.Funcs = append(lo.Funcs, name)
+				lo.lines = append(lo.lines, [2]int{f.Line(fd.Pos()), f.Line(fd.End())})
+			}
+			lo.Reason = why[p]
+			leftOut[f.Name()] = lo
+		}
+	}
+	copies := withoutBodies(repairs)
+	var typeErrs []Diagnostic
+	var roots, partial, repaired, unrepaired []*packages.Package
 	// With Tests set, a package comes as itself, its test variant
 	// (package p [p.test]), its external tests (p_test) and the test
 	// main. In a directory where a test file changed, the test variant
@@ -646,7 +813,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			hasTestVariant[p.PkgPath] = true
 		}
 	}
-	broken = map[string]string{}
+	broken := map[string]string{}
 	seenErr := map[string]bool{}
 	found := map[string]bool{}
 	var orphan []string
@@ -676,13 +843,21 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				typeErrs = append(typeErrs, d)
 			}
 		}
+		if c, ok := copies[p]; ok && dir != "" {
+			repaired = append(repaired, c)
+			if len(repairs[p]) > 0 {
+				unrepaired = append(unrepaired, p)
+			}
+			found[dir] = true
+			continue
+		}
 		if w, bad := why[p]; bad {
 			if dir == "" {
 				orphan = append(orphan, w)
 			} else if _, ok := broken[dir]; !ok {
 				broken[dir] = w
 			}
-			if dir != "" && environmentOnly(p) {
+			if dir != "" && typedInPart(p) {
 				partial = append(partial, p)
 			}
 			continue
@@ -700,7 +875,10 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			}
 		}
 	}
-	return roots, broken, typeErrs, partial, nil
+	for _, lo := range leftOut {
+		slices.Sort(lo.Funcs)
+	}
+	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs}, nil
 }
 
 // loadUntil runs go/packages and returns when it is done or when ctx

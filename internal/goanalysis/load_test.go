@@ -227,18 +227,23 @@ func TestLoadFallsBackPerPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// bomb's nested generic types are analysed as empty structs, and
+	// the rest of it, and user, as usual.
 	typed := typedPaths(p)
-	if want := []string{"example.com/mix/keep", "example.com/mix/ok"}; !slices.Equal(typed, want) {
+	if want := []string{"example.com/mix/bomb", "example.com/mix/keep", "example.com/mix/ok", "example.com/mix/user"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v", typed, want)
+	}
+	if !slices.ContainsFunc(p.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "bomb: its type") && strings.Contains(n, "expands to more than")
+	}) {
+		t.Errorf("notes %q do not say bomb's types were too large", p.Notes)
 	}
 	fallback := fallbackReasons(p)
 	for dir, want := range map[string]string{
-		"bad":  "cannot use",
-		"two":  "found packages",
-		"syn":  "expected",
-		"imp":  "example.com/nowhere/x",
-		"bomb": "expands to more than",
-		"user": "bomb",
+		"bad": "cannot use",
+		"two": "found packages",
+		"syn": "expected",
+		"imp": "example.com/nowhere/x",
 	} {
 		if !strings.Contains(fallback[dir], want) {
 			t.Errorf("fallback of %s = %q, want it to say %q", dir, fallback[dir], want)
@@ -296,6 +301,11 @@ func TestLoadDropsReplaceOutsideRepository(t *testing.T) {
 	}
 	if len(p.Packages) != 0 || len(p.Fallback) != 1 {
 		t.Fatalf("packages %d, fallback %+v: the replaced module outside the repository was read", len(p.Packages), p.Fallback)
+	}
+	// The rest of the module is still typed: the package that imports
+	// the module no longer replaced is typed in part.
+	if len(p.Partial) != 1 || !p.PartlyTyped("a.go") {
+		t.Errorf("partly typed %d packages, fallback %+v: want a.go typed in part", len(p.Partial), p.Fallback)
 	}
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "outside the repository") {
 		t.Fatalf("Notes = %q", p.Notes)
@@ -452,8 +462,9 @@ func TestLoadIgnoresImportCommentLeavingTheTree(t *testing.T) {
 
 // Nested generic types split over three packages, each small enough alone
 // (P0–P13 in a, P14–P27 in b, P28–P39 in c), are measured with what they
-// import from the tree: the review ends quickly, the packages are named as
-// analysed syntax-only, and the load leaves no copied tree behind.
+// import from the tree: the review ends quickly, the types past the bound
+// are analysed as empty structs and said so, the rest of their packages is
+// type-checked, and the load leaves no copied tree behind.
 func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -504,15 +515,18 @@ func TestLoadCatchesTypesExplodingAcrossPackages(t *testing.T) {
 	}
 	fallback := fallbackReasons(p)
 	for _, dir := range []string{"b", "c"} {
-		if !strings.Contains(fallback[dir], "expands to more than") {
-			t.Errorf("fallback of %s = %q, want it to say its types expand too far", dir, fallback[dir])
-		}
-		if p.FallbackReason(dir+"/"+dir+".go") == "" {
-			t.Errorf("%s/%s.go not analysed syntax-only", dir, dir)
+		if !slices.ContainsFunc(p.Notes, func(n string) bool {
+			return strings.HasPrefix(n, dir+": its type") && strings.Contains(n, "expands to more than")
+		}) {
+			t.Errorf("notes %q do not say %s's types expand too far", p.Notes, dir)
 		}
 	}
 	typed := typedPaths(p)
-	if want := []string{"example.com/split/a", "example.com/split/ok"}; !slices.Equal(typed, want) {
+	for _, pkg := range p.Repaired {
+		typed = append(typed, pkg.PkgPath)
+	}
+	slices.Sort(typed)
+	if want := []string{"example.com/split/a", "example.com/split/b", "example.com/split/c", "example.com/split/ok"}; !slices.Equal(typed, want) {
 		t.Errorf("type-checked %v, want %v (fallback %v)", typed, want, fallback)
 	}
 	left, err := filepath.Glob(filepath.Join(tmp, "quorum-tree-*"))

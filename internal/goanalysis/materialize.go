@@ -1,6 +1,7 @@
 package goanalysis
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -463,11 +464,14 @@ func skipDir(dir string) bool {
 	return false
 }
 
-// explosive returns the directories of the copied Go files whose types are
-// too large to type-check (see explosive), with why. A type is measured
-// through the declarations of the copied packages it imports too: nested
-// types split over packages add up as they would in the type checker.
-func (m *materializer) explosive() map[string]string {
+// defuse rewrites, in the copied tree, each type declaration too large to
+// type-check (see explosive) to an empty struct, so that the rest of its
+// package can be type-checked, and returns the directories so changed,
+// with why. A type is measured through the declarations of the copied
+// packages it imports too: nested types split over packages add up as
+// they would in the type checker. The rewrite keeps the file's lines. It
+// returns the names of the types rewritten too.
+func (m *materializer) defuse() (map[string]string, []string, error) {
 	byDir := map[string][]*ast.File{}
 	fset := token.NewFileSet()
 	for p, src := range m.head {
@@ -478,21 +482,33 @@ func (m *materializer) explosive() map[string]string {
 			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], f)
 		}
 	}
-	return explosive(byDir, m.imports)
-}
-
-// unloadable returns the directories of copied packages that must not be
-// type-checked, with why: their types are explosive, or some of their
-// files could not be copied, and a package missing files would report
-// errors its code does not have.
-func (m *materializer) unloadable() map[string]string {
-	out := m.explosive()
-	for d, why := range m.cut {
-		if _, ok := out[d]; !ok {
-			out[d] = why
+	why, over := explosive(byDir, m.imports)
+	byFile := map[string][][2]int{}
+	var names []string
+	for _, types := range over {
+		for _, t := range types {
+			names = append(names, t.name)
+			start, end := fset.Position(t.expr.Pos()), fset.Position(t.expr.End())
+			byFile[start.Filename] = append(byFile[start.Filename], [2]int{start.Offset, end.Offset})
 		}
 	}
-	return out
+	for p, spans := range byFile {
+		src := slices.Clone(m.head[p])
+		// From the last, so the offsets before stay right.
+		slices.SortFunc(spans, func(a, b [2]int) int { return b[0] - a[0] })
+		for _, sp := range spans {
+			if sp[0] < 0 || sp[1] > len(src) || sp[0] > sp[1] {
+				continue
+			}
+			repl := append([]byte("struct{}"), bytes.Repeat([]byte("\n"), bytes.Count(src[sp[0]:sp[1]], []byte("\n")))...)
+			src = slices.Concat(src[:sp[0]], repl, src[sp[1]:])
+		}
+		if err := m.tree.write(p, src); err != nil {
+			return nil, nil, err
+		}
+	}
+	slices.Sort(names)
+	return why, names, nil
 }
 
 // remove deletes the copied Go files of dir from the tree (they stay

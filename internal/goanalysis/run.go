@@ -121,7 +121,7 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 		ds = append(ds, p.TypeErrors...)
 		analyzers = slices.DeleteFunc(slices.Clone(analyzers), func(a *analysis.Analyzer) bool { return a == TypeCheck })
 	}
-	if len(analyzers) == 0 || len(p.Packages)+len(p.Partial) == 0 {
+	if len(analyzers) == 0 || len(p.Packages)+len(p.Partial)+len(p.Repaired) == 0 {
 		return ds, nil
 	}
 	p.once.Do(func() {
@@ -194,22 +194,56 @@ func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]a
 	return p.checkOn(analyzers, p.Packages, nil)
 }
 
-// checkPartial runs, over the packages that type-check but for their
-// environment (Partial), those of analyzers that do not build on SSA
-// (which needs complete types, and panics without them). The checker
-// runs them in this goroutine, so a panic anywhere ends this run only,
-// as a failed analyzer does: what is not found here is the syntax-only
-// analysis's to find, and the coverage note already says the package
-// was not fully type-checked.
-func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analysis.Analyzer][]Diagnostic) {
-	if len(p.Partial) == 0 {
-		return nil
+// checkPartial runs analyzers over the packages with type errors: all of
+// them over the Repaired packages (whose bodies with errors were left
+// out), and over the packages typed in part (Partial) those that do not
+// build on SSA (which needs complete types, and panics without them).
+// The checker runs them in this goroutine, so a panic anywhere ends
+// that run only, as a failed analyzer does: what is not found there is
+// the syntax-only analysis's to find (a Repaired package that makes one
+// panic is analysed as a Partial one), and the coverage note already
+// says the package was not fully type-checked.
+func (p *Program) checkPartial(analyzers []*analysis.Analyzer) map[*analysis.Analyzer][]Diagnostic {
+	found := map[*analysis.Analyzer][]Diagnostic{}
+	seen := map[string]bool{}
+	add := func(r map[*analysis.Analyzer][]Diagnostic) {
+		for a, ds := range r {
+			for _, d := range ds {
+				// A Repaired package is analysed both ways.
+				if k := fmt.Sprintf("%s\x00%s:%d\x00%s", a.Name, d.Path, d.Line, d.Message); !seen[k] {
+					seen[k] = true
+					found[a] = append(found[a], d)
+				}
+			}
+		}
 	}
+	// The functions left out of a Repaired package are analysed as
+	// loaded, by the analyzers that need no SSA.
+	partial := slices.Concat(p.Partial, p.unrepaired)
+	if len(p.Repaired) > 0 {
+		r, ok := p.checkTolerant(analyzers, p.Repaired, true)
+		if !ok {
+			partial = slices.Concat(partial, p.Repaired)
+		}
+		add(r)
+	}
+	if len(partial) > 0 {
+		r, _ := p.checkTolerant(analyzers, partial, false)
+		add(r)
+	}
+	return found
+}
+
+// checkTolerant runs analyzers over pkgs, one at a time, where an
+// analyzer's failure or panic ends this run only; all of them when
+// complete, else those that do not build on SSA or IR (or their
+// stand-ins). false when a panic ended it.
+func (p *Program) checkTolerant(analyzers []*analysis.Analyzer, pkgs []*packages.Package, complete bool) (found map[*analysis.Analyzer][]Diagnostic, ok bool) {
 	var run []*analysis.Analyzer
 	standsFor := map[*analysis.Analyzer]*analysis.Analyzer{}
 	for _, a := range analyzers {
 		switch s := p.partly[a]; {
-		case !requires(a, buildsIR):
+		case complete, !requires(a, buildsIR):
 			run = append(run, a)
 		case s != nil && !requires(s, buildsIR):
 			run = append(run, s)
@@ -217,18 +251,18 @@ func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analy
 		}
 	}
 	if len(run) == 0 {
-		return nil
+		return nil, true
 	}
 	// The checker skips an ill-typed package's analyzers; these are
-	// ill-typed for want of what the review cannot reach.
-	packages.Visit(p.Partial, nil, func(pkg *packages.Package) { pkg.IllTyped = false })
+	// analysed for what did type-check.
+	packages.Visit(pkgs, nil, func(pkg *packages.Package) { pkg.IllTyped = false })
 	defer func() {
 		if recover() != nil {
-			found = nil
+			found, ok = nil, false
 		}
 	}()
 	found = map[*analysis.Analyzer][]Diagnostic{}
-	for a, r := range p.checkOn(run, p.Partial, &checker.Options{Sequential: true}) {
+	for a, r := range p.checkOn(run, pkgs, &checker.Options{Sequential: true}) {
 		if r.err != nil {
 			continue
 		}
@@ -240,7 +274,7 @@ func (p *Program) checkPartial(analyzers []*analysis.Analyzer) (found map[*analy
 		}
 		found[a] = r.ds
 	}
-	return found
+	return found, true
 }
 
 // buildsIR reports whether an analyzer builds an intermediate form that

@@ -38,7 +38,10 @@ import (
 // data from a real source, stand for them. G204 is kept only where gosec
 // calls its argument tainted, not for any command built from a variable,
 // and at medium: only the taint analysis (G702) knows the input comes from
-// a user.
+// a user. The weak hashes (G401 and G406 on a call, G501 and G505–G507 on
+// an import) flag every checksum, ETag and cache key: quorum's weakhash
+// analyzer reports them instead where a password or a secret flows in
+// (quorum:weak-hash, internal/analyzer/weakhash).
 var gosecSeverity = map[string]string{
 	"G201": specialist.SeverityHigh, "G202": specialist.SeverityHigh,
 	"G204": specialist.SeverityMedium, "G402": specialist.SeverityHigh,
@@ -56,13 +59,11 @@ var gosecSeverity = map[string]string{
 	"G122": specialist.SeverityMedium, "G123": specialist.SeverityMedium,
 	"G124": specialist.SeverityMedium, "G203": specialist.SeverityMedium,
 	"G303": specialist.SeverityMedium,
-	"G401": specialist.SeverityMedium, "G403": specialist.SeverityMedium,
+	"G403": specialist.SeverityMedium,
 	"G404": specialist.SeverityMedium, "G405": specialist.SeverityMedium,
-	"G406": specialist.SeverityMedium, "G501": specialist.SeverityMedium,
 	"G502": specialist.SeverityMedium, "G503": specialist.SeverityMedium,
 	"G112": specialist.SeverityMedium, "G114": specialist.SeverityMedium,
-	"G504": specialist.SeverityMedium, "G505": specialist.SeverityMedium,
-	"G506": specialist.SeverityMedium, "G507": specialist.SeverityMedium,
+	"G504": specialist.SeverityMedium,
 	"G704": specialist.SeverityMedium, "G710": specialist.SeverityMedium,
 
 	"G102": specialist.SeverityLow, "G109": specialist.SeverityLow,
@@ -89,6 +90,7 @@ var taintTwin = map[string]string{
 const (
 	sqlInjectionRule  = "quorum:sql-injection"
 	pathTraversalRule = "quorum:path-traversal"
+	weakHashRule      = "quorum:weak-hash"
 )
 
 // onePerLine are the rules that find one problem, by rank: where several

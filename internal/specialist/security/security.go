@@ -8,14 +8,13 @@ package security
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/quorum-review/quorum/internal/analyzer/pathtraversal"
 	"github.com/quorum-review/quorum/internal/analyzer/sqlinject"
+	"github.com/quorum-review/quorum/internal/analyzer/weakhash"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/secrets"
@@ -30,7 +29,7 @@ type SecretScanner interface {
 var _ SecretScanner = (*secrets.Scanner)(nil)
 
 // goAnalyzers are the security specialist's Go analyzers.
-var goAnalyzers = []*analysis.Analyzer{gosecAnalyzer, sqlinject.Analyzer, pathtraversal.Analyzer}
+var goAnalyzers = []*analysis.Analyzer{gosecAnalyzer, sqlinject.Analyzer, pathtraversal.Analyzer, weakhash.Analyzer}
 
 // Security is the security specialist. It is safe for concurrent use.
 type Security struct {
@@ -85,14 +84,18 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 				return sqlInjectionRule, specialist.SeverityHigh, true
 			case pathtraversal.Analyzer:
 				return pathTraversalRule, specialist.SeverityHigh, true
+			case weakhash.Analyzer:
+				// A password hashed fast falls to a dictionary once
+				// the hashes leak; a secret hashed weakly is weaker
+				// than it should be.
+				if d.Category == weakhash.CategoryPassword {
+					return weakHashRule, specialist.SeverityHigh, true
+				}
+				return weakHashRule, specialist.SeverityMedium, true
 			}
 			sev, ok := gosecSeverity[d.Category]
 			return gosecRule(d.Category), sev, ok
 		})
-	if err != nil {
-		return nil, err
-	}
-	fs, err = weakHashForSecrets(ctx, c, fs)
 	if err != nil {
 		return nil, err
 	}
@@ -109,64 +112,6 @@ func (s *Security) Review(ctx context.Context, c *change.Change) ([]specialist.F
 		return a.Line - b.Line
 	})
 	return specialist.OnChangedLines(c, taintAfterBuild(out)), nil
-}
-
-// weakHashImports are gosec's blocklisted imports of weak hashes (md5,
-// sha1, md4, ripemd160); weakHashUses its rules on their use.
-var (
-	weakHashImports = map[string]bool{"gosec:G501": true, "gosec:G505": true, "gosec:G506": true, "gosec:G507": true}
-	weakHashUses    = map[string]bool{"gosec:G401": true, "gosec:G406": true}
-)
-
-// secretWords are what a line hashing a secret names.
-var secretWords = regexp.MustCompile(`(?i)passw|passwd|pwd|secret|token|signature|\bsign|hmac|credential|\bauth`)
-
-// weakHashForSecrets keeps gosec's weak-hash findings only where the
-// hashed line names a secret (a password, a token, a signature): MD5 and
-// SHA-1 serve as checksums, cache keys, ETags and content ids far more
-// often than as security (knadh/listmonk 4f22884 hashes an attachment's
-// name into its Content-ID, and gosec flagged the import and the use).
-// The import alone says nothing the use does not, and is dropped.
-func weakHashForSecrets(ctx context.Context, c *change.Change, fs []specialist.Finding) ([]specialist.Finding, error) {
-	lines := map[string][]string{}
-	var err error
-	out := slices.DeleteFunc(fs, func(f specialist.Finding) bool {
-		if weakHashImports[f.Rule] {
-			return true
-		}
-		if !weakHashUses[f.Rule] || err != nil {
-			return false
-		}
-		text, ok := lines[f.Path]
-		if !ok {
-			var b []byte
-			if b, err = c.ReadFileAt(ctx, c.HeadSHA, f.Path); err != nil {
-				err = fmt.Errorf("read %s: %w", f.Path, err)
-				return false
-			}
-			text = strings.Split(string(b), "\n")
-			lines[f.Path] = text
-		}
-		return f.Line < 1 || f.Line > len(text) || !secretWords.MatchString(hashContext(text, f.Line))
-	})
-	return out, err
-}
-
-// hashContext is what says what a hash at line (1-based) of text is for:
-// the line, the two after it, and the declaration of the function around
-// it (func hashPassword(…)).
-func hashContext(text []string, line int) string {
-	var b strings.Builder
-	for l := line; l <= min(line+2, len(text)); l++ {
-		b.WriteString(text[l-1] + "\n")
-	}
-	for l := line - 1; l >= 1 && l >= line-60; l-- {
-		if strings.HasPrefix(text[l-1], "func ") {
-			b.WriteString(text[l-1])
-			break
-		}
-	}
-	return b.String()
 }
 
 // taintAfterBuild drops a G701 (tainted SQL) that follows, within a few

@@ -1,0 +1,13 @@
+package weakhash_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/quorum-review/quorum/internal/analyzer/weakhash"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), weakhash.Analyzer, "a", "b")
+}
