@@ -587,7 +587,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		p.unrepaired = append(p.unrepaired, lp.unrepaired...)
 		for f, lo := range lp.leftOut {
 			if rp, ok := p.RepoPath(f); ok {
-				lo.Reason = strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), "")
+				lo.Reason = got.explain(g.modDir, strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), ""))
 				p.LeftOut[rp] = lo
 			}
 		}
