@@ -22,7 +22,7 @@ func TestRuleTableIsWellFormed(t *testing.T) {
 			t.Errorf("%s: %+v", id, r)
 		}
 	}
-	for _, id := range []string{"ruff:S311", "ruff:PERF401", "oxlint:eslint/no-unused-vars", "shellcheck:SC2034", "hadolint:DL3059", "hadolint:SC2086", "hadolint:DL3008", "ruff:S301"} {
+	for _, id := range []string{"ruff:S311", "ruff:PERF401", "oxlint:eslint/no-unused-vars", "shellcheck:SC2034", "hadolint:DL3059", "hadolint:SC2086", "hadolint:DL3008"} {
 		if r, ok := lookup(id); !ok || r.On {
 			t.Errorf("%s: known %v, on %v; want known and off", id, ok, r.On)
 		}
@@ -84,10 +84,79 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"ruff:S608", "", "        sql=\"SELECT value FROM documents WHERE id in ({seq})\".format(\n            seq=','.join(['?']*len(idxs))\n        )", false},
 		{"shellcheck:SC2086", "", `if ! grep -q sbin <<< $PATH; then`, false},
 		{"hadolint:DL4006", "", "RUN curl -fsSL $URL -o a.war \\\n  && echo \"$SHA  a.war\" | sha256sum -c -", false},
+		{"hadolint:DL4006", "", "RUN make -j4 | tee build.log", true},
+		{"hadolint:DL4006", "", "RUN set -eux; \\\n  ./configure && npm run build | grep -v warning", true},
+		{"hadolint:DL4006", "", "RUN dpkgArch=\"$(dpkg --print-architecture | awk -F- '{ print $NF }')\"", false},
+		{"hadolint:DL4006", "", "RUN case \"$arch\" in \\\n  amd64|arm64) echo ok ;; \\\n esac", false},
+		{"hadolint:DL4006", "", "RUN yes | /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh", false},
+		{"shellcheck:SC2086", "", `rm -rf $PLUGIN_NAME/`, true},
+		{"shellcheck:SC2086", "", `  sudo rm -f $NAME.tar.gz`, true},
+		{"shellcheck:SC2086", "", `if [ -n $version ]; then`, true},
+		{"shellcheck:SC2086", "", `if [ $name = "x" ]; then`, true},
+		{"shellcheck:SC2086", "", `[ "$a" != $b ] && exit 1`, true},
+		{"shellcheck:SC2086", "", `if [ $count -gt 0 ]; then`, false},
+		{"shellcheck:SC2086", "", `if [[ -n $version ]]; then`, false},
 	} {
 		r, _ := lookup(tc.rule)
-		if got := r.keep(tc.message, tc.line); got != tc.want {
+		if got := r.keep(site{message: tc.message, line: tc.line}); got != tc.want {
 			t.Errorf("%s on %q: keep %v, want %v", tc.rule, tc.line, got, tc.want)
+		}
+	}
+}
+
+// The rules kept by where a value comes from look at the function the
+// report is in.
+func TestKeepDecidesByTheScope(t *testing.T) {
+	for _, tc := range []struct {
+		rule, line, scope, after string
+		want                     bool
+	}{
+		{"ruff:S301", "    return pickle.loads(request.data)", "def load():", "", true},
+		{"ruff:S301", "    obj = pickle.loads(payload)", "def handle(conn):\n    payload = conn.recv(4096)", "", true},
+		{"ruff:S301", "    state = pickle.loads(base64.b64decode(token))", "def restore(token):", "", true},
+		{"ruff:S301", "    args = pickle.loads(blob)", "def main():\n    blob = open(sys.argv[1], 'rb').read()", "", true},
+		{"ruff:S301", "        return pickle.load(fh)", "def load_cache(path):\n    with open(path, 'rb') as fh:", "", false},
+		{"ruff:S301", "    return pickle.loads(data)", "def decode(data):", "", false},
+		{"ruff:S324", "    return hashlib.md5(password.encode()).hexdigest()", "def store(user, password):", "", true},
+		{"ruff:S324", "    return hashlib.md5(p.encode()).hexdigest()", "def hash_passwd(p):", "", true},
+		{"ruff:S324", "    digest = hashlib.md5(data).hexdigest()", "def checksum(data):", "", false},
+		{"ruff:S324", "    sign = hashlib.md5((payload + self._KEY).encode('utf-8')).hexdigest()", "def _sign(self, payload):", "", false},
+		{"oxlint:react/no-danger", "  return <div dangerouslySetInnerHTML={{ __html: props.bio }} />;", "", "", true},
+		{"oxlint:react/no-danger", "      dangerouslySetInnerHTML={{", "", "        __html: comment.body,\n      }}", true},
+		{"oxlint:react/no-danger", "  <div dangerouslySetInnerHTML={{ __html: DOMPurify.sanitize(html) }} />", "", "", false},
+		{"oxlint:react/no-danger", "  <div dangerouslySetInnerHTML={{ __html: '<br/>' }} />", "", "", false},
+		{"oxlint:react/no-danger", "  <script dangerouslySetInnerHTML={{ __html: JSON.stringify(state) }} />", "", "", false},
+	} {
+		r, _ := lookup(tc.rule)
+		if got := r.keep(site{line: tc.line, scope: tc.scope, after: tc.after}); got != tc.want {
+			t.Errorf("%s on %q after %q: keep %v, want %v", tc.rule, tc.line, tc.scope, got, tc.want)
+		}
+	}
+}
+
+// Test code and a test's input data are told apart from the program.
+func TestTestCodeAndTestData(t *testing.T) {
+	for _, tc := range []struct {
+		path       string
+		code, data bool
+	}{
+		{"src/app.py", false, false},
+		{"tests/test_app.py", true, false},
+		{"tests/conftest.py", true, false},
+		{"tests/fixtures/app.py", true, false},
+		{"tests/data/cases/return_annotation.py", true, true},
+		{"crates/ruff_linter/resources/test/fixtures/pyflakes/F821_0.py", true, true},
+		{"src/__tests__/button.test.tsx", true, false},
+		{"lib/button.spec.ts", true, false},
+		{"tests/format/js/arrows/call.js", true, true},
+		{"pkg/testdata/x.py", false, true},
+		{"docs/data/x.py", false, false},
+	} {
+		if got := testCode(tc.path); got != tc.code {
+			t.Errorf("testCode(%s) = %v", tc.path, got)
+		}
+		if got := testData(tc.path); got != tc.data {
+			t.Errorf("testData(%s) = %v", tc.path, got)
 		}
 	}
 }
