@@ -13,6 +13,8 @@ import (
 // the report's lines (for a Dockerfile the whole instruction), the code
 // before it in its function, and the few lines after it.
 type site struct {
+	// path is the file's path in the repository.
+	path    string
 	message string
 	line    string
 	// scope is the lines before the report: in Python back to the def
@@ -31,7 +33,7 @@ const (
 
 // siteOf returns the site of report d in the file x.
 func siteOf(x *lineIndex, d diag) site {
-	s := site{message: d.message, line: instruction(x, d)}
+	s := site{path: d.path, message: d.message, line: instruction(x, d)}
 	python := strings.HasPrefix(d.rule, "ruff:")
 	indent := indentOf(x.line(d.line))
 	var scope []string
@@ -200,3 +202,40 @@ func (e *Engine) noteTypeAware(ctx context.Context, files []fileRun) {
 		}
 	}
 }
+
+// reTypeScript matches a TypeScript file's name.
+var reTypeScript = regexp.MustCompile(`\.[cm]?tsx?$`)
+
+// typed keeps a type-aware report in TypeScript, where the types it
+// reasons from are declared. In JavaScript they are inferred, and wrongly
+// often enough (await of an async method's result called not a promise)
+// that a report is a guess; and a promise left floating in JavaScript is
+// mostly an event handler's call nobody waits for by design
+// (docs/languages.md).
+func typed(s site) bool { return reTypeScript.MatchString(s.path) }
+
+// floats keeps no-floating-promises in TypeScript (typed), inside a
+// function: a script's top-level main() that rejects ends Node.js with the
+// error (an unhandled rejection), so nothing is lost.
+func floats(s site) bool { return typed(s) && indentOf(s.line) > 0 }
+
+// reArrayCallback matches an array method whose callback's returned
+// promise is dropped or taken for a truth value.
+var reArrayCallback = regexp.MustCompile(`\.(forEach|filter|some|every|find|findIndex|findLast|findLastIndex)\(\s*async\b`)
+
+// promiseLost keeps no-misused-promises where a promise is taken for a
+// truth value (if (p)), or an async callback is given to an array method
+// that drops what it returns (forEach: its errors are lost, and nothing
+// waits for it) or reads it as a boolean (filter, some: always true).
+// An async event handler (addEventListener('click', async …)) is not
+// kept: nobody waits for an event's handler, whatever it returns.
+func promiseLost(s site) bool {
+	return !strings.Contains(s.message, "void return") || reArrayCallback.MatchString(s.line)
+}
+
+// reLoopHead matches a loop's head, where an assignment as the condition
+// is the idiom (while (m = re.exec(s))).
+var reLoopHead = regexp.MustCompile(`^\s*(\}\s*)?(while|for|do)\b`)
+
+// notALoop keeps no-cond-assign outside a loop's head.
+func notALoop(s site) bool { return !reLoopHead.MatchString(s.line) }

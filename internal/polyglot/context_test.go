@@ -79,6 +79,8 @@ def handle(conn):
 	contextSh = `#!/bin/bash
 rm -rf $PLUGIN_NAME/cache
 rm -rf /usr/local/ bin
+rm -f $TARGET_LINK
+rm -rf $PLUGIN_NAME/build
 `
 	contextTestSh = `#!/bin/bash
 mode=$2
@@ -93,6 +95,7 @@ fi
 	contextDockerfile = `FROM debian:12
 RUN make -j4 | tee build.log
 RUN echo "$SHA  app.tar" | sha256sum -c -
+RUN apt-get update && apt-get install curl
 `
 )
 
@@ -115,16 +118,25 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 			"shellcheck:SC2114 scripts/clean.sh:3",
 		},
 		specialist.Logic: {
+			"hadolint:DL3014 Dockerfile:4",
 			"oxlint:eslint/no-cond-assign web/Bio.tsx:11",
 			"oxlint:typescript/no-floating-promises web/Bio.tsx:9",
 			"oxlint:typescript/no-misused-promises web/Bio.tsx:6",
 			"shellcheck:SC2086 scripts/check.sh:3",
 			"shellcheck:SC2086 scripts/clean.sh:2",
+			"shellcheck:SC2086 scripts/clean.sh:4",
 		},
 	}
 	for _, name := range []string{specialist.Security, specialist.Logic, specialist.Performance} {
 		if g := rulesOf(got[name]); !slices.Equal(g, want[name]) {
 			t.Errorf("%s findings:\n  %s\nwant\n  %s", name, strings.Join(g, "\n  "), strings.Join(want[name], "\n  "))
+		}
+	}
+	// One unquoted variable is one mistake, however often it is used;
+	// two are two.
+	for _, f := range got[specialist.Logic] {
+		if f.Path == "scripts/clean.sh" && f.Line == 2 && !strings.HasSuffix(f.Body, "The same on line 5.") {
+			t.Errorf("the second rm of $PLUGIN_NAME is not named with the first:\n%s", f.Body)
 		}
 	}
 }

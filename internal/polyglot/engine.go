@@ -185,7 +185,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		said[k] = true
 		// And one comment per file for the same report: an undefined
 		// name used eleven times is one mistake.
-		same := d.rule + "\x00" + d.path + "\x00" + d.message
+		same := d.rule + "\x00" + d.path + "\x00" + d.message + "\x00" + d.subject
 		if i, ok := first[same]; ok {
 			again[i] = append(again[i], d.line)
 			continue

@@ -171,7 +171,7 @@ var rules = map[string]Rule{
 	"oxlint:eslint/no-shadow-restricted-names":              logic(medium),
 	"oxlint:eslint/no-empty-character-class":                logic(medium),
 	"oxlint:eslint/no-debugger":                             logic(low),
-	"oxlint:eslint/no-cond-assign":                          logic(high),
+	"oxlint:eslint/no-cond-assign":                          logic(high).only(notALoop),
 	"oxlint:eslint/no-eval":                                 security(medium),
 	"oxlint:eslint/no-new-func":                             security(medium),
 	"oxlint:oxc/bad-comparison-sequence":                    logic(high),
@@ -205,9 +205,9 @@ var rules = map[string]Rule{
 	// The type-aware rules (oxlint-tsgolint): a promise nobody awaits, an
 	// async callback where a void one is expected (forEach), await of
 	// what is not a promise, for-in over an array, delete of an index.
-	"oxlint:typescript/no-floating-promises":     logic(medium),
-	"oxlint:typescript/no-misused-promises":      logic(medium),
-	"oxlint:typescript/await-thenable":           logic(medium),
+	"oxlint:typescript/no-floating-promises":     logic(medium).only(floats),
+	"oxlint:typescript/no-misused-promises":      logic(medium).only(promiseLost),
+	"oxlint:typescript/await-thenable":           logic(medium).only(typed),
 	"oxlint:typescript/no-for-in-array":          logic(medium),
 	"oxlint:typescript/no-array-delete":          logic(medium),
 	"oxlint:react/void-dom-elements-no-children": logic(medium),
@@ -258,8 +258,9 @@ var rules = map[string]Rule{
 	// drops old versions and the pinned build breaks). On with .quorum.yaml.
 	"hadolint:DL3006": security(low).off(), "hadolint:DL3008": security(low).off(), "hadolint:DL3018": security(low).off(),
 	"hadolint:DL3013": security(low), "hadolint:DL3016": security(low), "hadolint:DL3028": security(low), // pip, npm and gem packages without a version
-	"hadolint:DL3000": logic(low),  // WORKDIR must be absolute
-	"hadolint:DL3021": logic(high), // COPY of several files to a non-directory
+	"hadolint:DL3000": logic(low),                  // WORKDIR must be absolute
+	"hadolint:DL3014": logic(medium).only(prompts), // apt-get install without -y: the build stops at the prompt
+	"hadolint:DL3021": logic(high),                 // COPY of several files to a non-directory
 	"hadolint:DL3022": logic(medium),
 	"hadolint:DL3023": logic(high),
 	"hadolint:DL3024": logic(high),
@@ -349,11 +350,13 @@ func notMessage(s site) bool { return !reMessage.MatchString(s.line) }
 // rePipe finds each pipe of a RUN instruction with the command before it:
 // the command's first word after the start of the instruction or of its
 // list (&&, ;, a subshell, $(, then, do).
-var rePipe = regexp.MustCompile(`(?:^|&&|;|\(|\$\(|\|\||\bthen\b|\bdo\b|\\\n)\s*(?:sudo\s+|env\s+(?:\w+=\S*\s+)*|\w+=\S*\s+)*([^\s|;&()]+)[^|;&()]*\|[^|]`)
+var rePipe = regexp.MustCompile(`(?:^|&&|;|\(|\$\(|\|\||\bthen\b|\bdo\b)(?:\s|\\\n)*(?:sudo\s+|env\s+(?:\w+=\S*\s+)*|\w+=\S*\s+)*([^\s|;&()\\]+)[^|;&()]*\|[^|]`)
 
 // reFailing matches a command whose failure must stop a build: a
-// download, a build, an install, a script, a signature check.
-var reFailing = regexp.MustCompile(`^(?:curl|wget|make|cmake|ninja|npm|npx|yarn|pnpm|pip3?|python3?|go|cargo|mvn|gradle|\./gradlew|apt-get|apt|apk|dnf|yum|gem|composer|bundle|gpg|git|sh|bash|\./\S+|/\S+\.sh)$`)
+// download, a build, an install, a script, a signature check, and the
+// commands whose output becomes the image's contents (scanelf's list of
+// the libraries to keep, an archive's files).
+var reFailing = regexp.MustCompile(`^(?:curl|wget|make|cmake|ninja|npm|npx|yarn|pnpm|pip3?|python3?|go|cargo|mvn|gradle|\./gradlew|apt-get|apt|apk|dnf|yum|gem|composer|bundle|gpg|git|sh|bash|scanelf|ldd|find|tar|unzip|gunzip|zcat|xz|jq|\./\S+|/\S+\.sh)$`)
 
 // failureHidden keeps DL4006 (a pipe without pipefail) where the command
 // whose failure the pipe hides is a download, a build, an install or a
@@ -369,6 +372,28 @@ func failureHidden(s site) bool {
 	}
 	return false
 }
+
+// reAptAsks matches an apt-get command that asks before it changes the
+// system, and reAptYes the flags that answer for it.
+var (
+	reAptAsks = regexp.MustCompile(`\bapt(-get)?\s+(?:-\S+\s+)*(install|remove|purge|upgrade|dist-upgrade|full-upgrade|autoremove)\b`)
+	reAptYes  = regexp.MustCompile(`(^|\s)(-[a-zA-Z]*y[a-zA-Z]*|--yes|--assume-yes|--force-yes)\b`)
+)
+
+// prompts keeps DL3014 where an apt-get that asks (install, remove,
+// upgrade) has no -y: the build stops at its question. hadolint also says
+// it of apt-get source --compile, which asks nothing.
+func prompts(s site) bool {
+	for _, c := range reCommandSep.Split(strings.ReplaceAll(s.line, "\\\n", " "), -1) {
+		if reAptAsks.MatchString(c) && !reAptYes.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// reCommandSep separates the commands of a shell line.
+var reCommandSep = regexp.MustCompile(`&&|\|\||;|\|`)
 
 // family is the rule of a known rule the table does not list: off, with
 // the specialist of its kind.

@@ -89,6 +89,13 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"hadolint:DL4006", "", "RUN dpkgArch=\"$(dpkg --print-architecture | awk -F- '{ print $NF }')\"", false},
 		{"hadolint:DL4006", "", "RUN case \"$arch\" in \\\n  amd64|arm64) echo ok ;; \\\n esac", false},
 		{"hadolint:DL4006", "", "RUN yes | /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh", false},
+		{"hadolint:DL4006", "", "RUN set -eux; \\\n\trunDeps=\"$( \\\n\t\tscanelf --needed --nobanner --recursive /usr/local/bundle \\\n\t\t\t| tr ',' '\\n' \\\n\t)\"; \\\n\tapk add $runDeps", true},
+		{"hadolint:DL4006", "", "RUN apk add --no-cache \\\n    curl \\\n    git", false},
+		{"hadolint:DL3014", "", "RUN apt-get update && apt-get install curl", true},
+		{"hadolint:DL3014", "", "RUN apt-get update \\\n && apt-get remove --purge \\\n  curl", true},
+		{"hadolint:DL3014", "", "RUN apt-get update && apt-get install -y --no-install-recommends curl", false},
+		{"hadolint:DL3014", "", "RUN set -ex; \\\n  apt-get build-dep -y postgresql; \\\n  apt-get source --compile postgresql", false},
+		{"hadolint:DL3014", "", "RUN apt-get -qqy install curl", false},
 		{"shellcheck:SC2086", "", `rm -rf $PLUGIN_NAME/`, true},
 		{"shellcheck:SC2086", "", `  sudo rm -f $NAME.tar.gz`, true},
 		{"shellcheck:SC2086", "", `if [ -n $version ]; then`, true},
@@ -104,32 +111,43 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 	}
 }
 
-// The rules kept by where a value comes from look at the function the
-// report is in.
+// The rules kept by where a report is look at its function (where a value
+// comes from), its file (TypeScript or JavaScript) and its message.
 func TestKeepDecidesByTheScope(t *testing.T) {
+	const voidReturn = "Promise returned in function argument where a void return was expected."
 	for _, tc := range []struct {
-		rule, line, scope, after string
-		want                     bool
+		rule, path, message, line, scope, after string
+		want                                    bool
 	}{
-		{"ruff:S301", "    return pickle.loads(request.data)", "def load():", "", true},
-		{"ruff:S301", "    obj = pickle.loads(payload)", "def handle(conn):\n    payload = conn.recv(4096)", "", true},
-		{"ruff:S301", "    state = pickle.loads(base64.b64decode(token))", "def restore(token):", "", true},
-		{"ruff:S301", "    args = pickle.loads(blob)", "def main():\n    blob = open(sys.argv[1], 'rb').read()", "", true},
-		{"ruff:S301", "        return pickle.load(fh)", "def load_cache(path):\n    with open(path, 'rb') as fh:", "", false},
-		{"ruff:S301", "    return pickle.loads(data)", "def decode(data):", "", false},
-		{"ruff:S324", "    return hashlib.md5(password.encode()).hexdigest()", "def store(user, password):", "", true},
-		{"ruff:S324", "    return hashlib.md5(p.encode()).hexdigest()", "def hash_passwd(p):", "", true},
-		{"ruff:S324", "    digest = hashlib.md5(data).hexdigest()", "def checksum(data):", "", false},
-		{"ruff:S324", "    sign = hashlib.md5((payload + self._KEY).encode('utf-8')).hexdigest()", "def _sign(self, payload):", "", false},
-		{"oxlint:react/no-danger", "  return <div dangerouslySetInnerHTML={{ __html: props.bio }} />;", "", "", true},
-		{"oxlint:react/no-danger", "      dangerouslySetInnerHTML={{", "", "        __html: comment.body,\n      }}", true},
-		{"oxlint:react/no-danger", "  <div dangerouslySetInnerHTML={{ __html: DOMPurify.sanitize(html) }} />", "", "", false},
-		{"oxlint:react/no-danger", "  <div dangerouslySetInnerHTML={{ __html: '<br/>' }} />", "", "", false},
-		{"oxlint:react/no-danger", "  <script dangerouslySetInnerHTML={{ __html: JSON.stringify(state) }} />", "", "", false},
+		{rule: "ruff:S301", line: "    return pickle.loads(request.data)", scope: "def load():", want: true},
+		{rule: "ruff:S301", line: "    obj = pickle.loads(payload)", scope: "def handle(conn):\n    payload = conn.recv(4096)", want: true},
+		{rule: "ruff:S301", line: "    state = pickle.loads(base64.b64decode(token))", scope: "def restore(token):", want: true},
+		{rule: "ruff:S301", line: "    args = pickle.loads(blob)", scope: "def main():\n    blob = open(sys.argv[1], 'rb').read()", want: true},
+		{rule: "ruff:S301", line: "        return pickle.load(fh)", scope: "def load_cache(path):\n    with open(path, 'rb') as fh:", want: false},
+		{rule: "ruff:S301", line: "    return pickle.loads(data)", scope: "def decode(data):", want: false},
+		{rule: "ruff:S324", line: "    return hashlib.md5(password.encode()).hexdigest()", scope: "def store(user, password):", want: true},
+		{rule: "ruff:S324", line: "    return hashlib.md5(p.encode()).hexdigest()", scope: "def hash_passwd(p):", want: true},
+		{rule: "ruff:S324", line: "    digest = hashlib.md5(data).hexdigest()", scope: "def checksum(data):", want: false},
+		{rule: "ruff:S324", line: "    sign = hashlib.md5((payload + self._KEY).encode('utf-8')).hexdigest()", scope: "def _sign(self, payload):", want: false},
+		{rule: "oxlint:react/no-danger", line: "  return <div dangerouslySetInnerHTML={{ __html: props.bio }} />;", want: true},
+		{rule: "oxlint:react/no-danger", line: "      dangerouslySetInnerHTML={{", after: "        __html: comment.body,\n      }}", want: true},
+		{rule: "oxlint:react/no-danger", line: "  <div dangerouslySetInnerHTML={{ __html: DOMPurify.sanitize(html) }} />", want: false},
+		{rule: "oxlint:react/no-danger", line: "  <div dangerouslySetInnerHTML={{ __html: '<br/>' }} />", want: false},
+		{rule: "oxlint:react/no-danger", line: "  <script dangerouslySetInnerHTML={{ __html: JSON.stringify(state) }} />", want: false},
+		{rule: "oxlint:typescript/no-floating-promises", path: "src/save.ts", line: "  save(0);", want: true},
+		{rule: "oxlint:typescript/no-floating-promises", path: "public/app/projectManager.js", line: "    this.loadData();", want: false},
+		{rule: "oxlint:typescript/no-floating-promises", path: "scripts/build/flatten.ts", line: "main();", want: false},
+		{rule: "oxlint:typescript/await-thenable", path: "public/app/blockNode.js", line: "  let response = await this.apiSendDataService(", want: false},
+		{rule: "oxlint:typescript/no-misused-promises", path: "printer.js", message: voidReturn, line: "  this.buffer.forEach(async (chunk) => {", want: true},
+		{rule: "oxlint:typescript/no-misused-promises", path: "src/list.ts", message: voidReturn, line: "  const kept = items.filter(async (i) => await allowed(i));", want: true},
+		{rule: "oxlint:typescript/no-misused-promises", path: "src/menu.js", message: voidReturn, line: "  button.addEventListener('click', async (e) => {", want: false},
+		{rule: "oxlint:typescript/no-misused-promises", path: "src/a.ts", message: "Expected non-Promise value in a boolean conditional.", line: "  if (user.loaded()) {", want: true},
+		{rule: "oxlint:eslint/no-cond-assign", path: "lbfgs.js", line: "  if (step = 0) {", want: true},
+		{rule: "oxlint:eslint/no-cond-assign", path: "Util.js", line: "  while (e = r.exec(q))", want: false},
 	} {
 		r, _ := lookup(tc.rule)
-		if got := r.keep(site{line: tc.line, scope: tc.scope, after: tc.after}); got != tc.want {
-			t.Errorf("%s on %q after %q: keep %v, want %v", tc.rule, tc.line, tc.scope, got, tc.want)
+		if got := r.keep(site{path: tc.path, message: tc.message, line: tc.line, scope: tc.scope, after: tc.after}); got != tc.want {
+			t.Errorf("%s in %q on %q after %q: keep %v, want %v", tc.rule, tc.path, tc.line, tc.scope, got, tc.want)
 		}
 	}
 }
