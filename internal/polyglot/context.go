@@ -22,6 +22,9 @@ type site struct {
 	scope string
 	// after is the few lines that follow the report.
 	after string
+	// subject is the text the report points at, where the analyzer's
+	// message does not name it (shellcheck's $(…) or $var).
+	subject string
 }
 
 // scopeLines bounds how far back a report's scope reaches, and afterLines
@@ -33,7 +36,7 @@ const (
 
 // siteOf returns the site of report d in the file x.
 func siteOf(x *lineIndex, d diag) site {
-	s := site{path: d.path, message: d.message, line: instruction(x, d)}
+	s := site{path: d.path, message: d.message, line: instruction(x, d), subject: d.subject}
 	python := strings.HasPrefix(d.rule, "ruff:")
 	indent := indentOf(x.line(d.line))
 	var scope []string

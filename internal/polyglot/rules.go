@@ -217,7 +217,7 @@ var rules = map[string]Rule{
 	// unused and unassigned variables (set elsewhere, by the caller),
 	// unreachable code (functions called from traps), printf formats.
 	"shellcheck:SC2086": logic(medium).only(splitsAPath), // an unquoted variable split into words
-	"shellcheck:SC2046": logic(medium).only(actsOnFiles), // an unquoted $(…)
+	"shellcheck:SC2046": logic(medium).only(splitsFiles), // an unquoted $(…)
 	"shellcheck:SC2115": security(high),                  // rm -rf "$dir/" with dir empty is rm -rf /
 	"shellcheck:SC2114": security(high),                  // rm -rf /usr /lib/x: a stray space deletes a system directory
 	"shellcheck:SC2156": security(high),                  // find -exec sh -c with {} injected
@@ -305,6 +305,16 @@ func notSafe(s site) bool { return !strings.Contains(s.message, "seems safe") }
 var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep)\s`)
 
 func actsOnFiles(s site) bool { return reActsOnFiles.MatchString(s.line) }
+
+// reOneWord matches a command substitution whose output is one word
+// without spaces or glob characters: a program's path from command -v or
+// which, a number, a machine's name or architecture.
+var reOneWord = regexp.MustCompile(`^\$\(\s*(command\s+-v|which|type\s+-[pP]|nproc|id\s+-[ug]|uname|arch|getconf|hostname|dpkg\s+--print-architecture)\b[^|;&$()]*\)$`)
+
+// splitsFiles keeps SC2046 (an unquoted $(…)) on a line that acts on
+// files, unless what it expands to is one word by construction
+// (readlink -f $(command -v iptables)).
+func splitsFiles(s site) bool { return actsOnFiles(s) && !reOneWord.MatchString(s.subject) }
 
 // rePathVar matches the expansion of a variable named for a path, or of a
 // positional parameter: values that hold spaces and glob characters in real

@@ -116,8 +116,8 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 func TestKeepDecidesByTheScope(t *testing.T) {
 	const voidReturn = "Promise returned in function argument where a void return was expected."
 	for _, tc := range []struct {
-		rule, path, message, line, scope, after string
-		want                                    bool
+		rule, path, message, line, scope, after, subject string
+		want                                             bool
 	}{
 		{rule: "ruff:S301", line: "    return pickle.loads(request.data)", scope: "def load():", want: true},
 		{rule: "ruff:S301", line: "    obj = pickle.loads(payload)", scope: "def handle(conn):\n    payload = conn.recv(4096)", want: true},
@@ -144,9 +144,11 @@ func TestKeepDecidesByTheScope(t *testing.T) {
 		{rule: "oxlint:typescript/no-misused-promises", path: "src/a.ts", message: "Expected non-Promise value in a boolean conditional.", line: "  if (user.loaded()) {", want: true},
 		{rule: "oxlint:eslint/no-cond-assign", path: "lbfgs.js", line: "  if (step = 0) {", want: true},
 		{rule: "oxlint:eslint/no-cond-assign", path: "Util.js", line: "  while (e = r.exec(q))", want: false},
+		{rule: "shellcheck:SC2046", line: `if readlink -f $(command -v iptables) | grep -q "nft"; then`, subject: "$(command -v iptables)", want: false},
+		{rule: "shellcheck:SC2046", line: `rm -f $(find . -name '*.tmp')`, subject: "$(find . -name '*.tmp')", want: true},
 	} {
 		r, _ := lookup(tc.rule)
-		if got := r.keep(site{path: tc.path, message: tc.message, line: tc.line, scope: tc.scope, after: tc.after}); got != tc.want {
+		if got := r.keep(site{path: tc.path, message: tc.message, line: tc.line, scope: tc.scope, after: tc.after, subject: tc.subject}); got != tc.want {
 			t.Errorf("%s in %q on %q after %q: keep %v, want %v", tc.rule, tc.path, tc.line, tc.scope, got, tc.want)
 		}
 	}
