@@ -300,9 +300,10 @@ func runsQuery(s site) bool {
 func notSafe(s site) bool { return !strings.Contains(s.message, "seems safe") }
 
 // actsOnFiles matches a command line that deletes, moves, copies, changes,
+// resolves (readlink -f, dirname), packs,
 // runs or evaluates what a variable names: where word splitting and
 // globbing of an unquoted variable does damage.
-var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep)\s`)
+var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(\x60])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep|zip|readlink|realpath|dirname|basename|ls|du|stat|mount|umount|mkisofs|genisoimage|xorriso)\s`)
 
 func actsOnFiles(s site) bool { return reActsOnFiles.MatchString(s.line) }
 

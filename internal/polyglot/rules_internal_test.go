@@ -96,6 +96,8 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 		{"hadolint:DL3014", "", "RUN apt-get update && apt-get install -y --no-install-recommends curl", false},
 		{"hadolint:DL3014", "", "RUN set -ex; \\\n  apt-get build-dep -y postgresql; \\\n  apt-get source --compile postgresql", false},
 		{"hadolint:DL3014", "", "RUN apt-get -qqy install curl", false},
+		{"shellcheck:SC2086", "", "    repository_target=`readlink -f $repository_target`", true},
+		{"shellcheck:SC2086", "", `mkisofs -R -V config-2 -o $CONFIGDRIVE_FILE $WORKDIR`, true},
 		{"shellcheck:SC2086", "", `rm -rf $PLUGIN_NAME/`, true},
 		{"shellcheck:SC2086", "", `  sudo rm -f $NAME.tar.gz`, true},
 		{"shellcheck:SC2086", "", `if [ -n $version ]; then`, true},
