@@ -240,5 +240,19 @@ func promiseLost(s site) bool {
 // is the idiom (while (m = re.exec(s))).
 var reLoopHead = regexp.MustCompile(`^\s*(\}\s*)?(while|for|do)\b`)
 
-// notALoop keeps no-cond-assign outside a loop's head.
-func notALoop(s site) bool { return !reLoopHead.MatchString(s.line) }
+// reAssignedValue finds what an assignment (not ==, <=, =>) assigns, up to
+// the end of its operand.
+var reAssignedValue = regexp.MustCompile(`[\w$\])]\s*=([^=>][^&|?;]*)`)
+
+// assignsAValue keeps no-cond-assign (if (x = y)) where what is assigned is
+// a value — a literal, a name, a member: the comparison that was meant
+// (if (scale = 1.0)). Not where it is a call's result (if (m =
+// stream.match(re))) or in a loop's head: the idiom that assigns and tests
+// at once (measured on CodeMirror's modes, docs/languages.md).
+func assignsAValue(s site) bool {
+	if reLoopHead.MatchString(s.line) {
+		return false
+	}
+	m := reAssignedValue.FindStringSubmatch(s.line)
+	return m == nil || !strings.Contains(m[1], "(")
+}

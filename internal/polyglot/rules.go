@@ -171,7 +171,7 @@ var rules = map[string]Rule{
 	"oxlint:eslint/no-shadow-restricted-names":              logic(medium),
 	"oxlint:eslint/no-empty-character-class":                logic(medium),
 	"oxlint:eslint/no-debugger":                             logic(low),
-	"oxlint:eslint/no-cond-assign":                          logic(high).only(notALoop),
+	"oxlint:eslint/no-cond-assign":                          logic(high).only(assignsAValue),
 	"oxlint:eslint/no-eval":                                 security(medium),
 	"oxlint:eslint/no-new-func":                             security(medium),
 	"oxlint:oxc/bad-comparison-sequence":                    logic(high),
@@ -303,7 +303,7 @@ func notSafe(s site) bool { return !strings.Contains(s.message, "seems safe") }
 // resolves (readlink -f, dirname), packs,
 // runs or evaluates what a variable names: where word splitting and
 // globbing of an unquoted variable does damage.
-var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(\x60])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep|zip|readlink|realpath|dirname|basename|ls|du|stat|mount|umount|mkisofs|genisoimage|xorriso)\s`)
+var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(\x60])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep|zip|readlink|realpath|dirname|basename|mount|umount|mkisofs|genisoimage|xorriso)\s`)
 
 func actsOnFiles(s site) bool { return reActsOnFiles.MatchString(s.line) }
 
@@ -324,18 +324,19 @@ func splitsFiles(s site) bool { return actsOnFiles(s) && !reOneWord.MatchString(
 var rePathVar = regexp.MustCompile(`\$(\{#?)?([0-9]\b|[A-Za-z_0-9]*(?i:dir|path|file|home|root|dest|src|source|target|tmp|temp|prefix|script|folder|cwd|pwd|out|log|cache|config|conf|workspace|base)[A-Za-z_0-9]*)`)
 
 // reRuns matches a line that evaluates or runs what it expands.
-var reRuns = regexp.MustCompile(`(^|[\s;&|(])(eval|exec|source|\.)\s`)
+var reRuns = regexp.MustCompile(`(^|[;&|(])\s*(eval|exec|source|\.)\s`)
 
 // reRemoves matches a command that deletes: whatever its unquoted
 // variable holds, split or empty, it deletes something else.
-var reRemoves = regexp.MustCompile(`(^|[\s;&|(])(sudo\s+)?(rm|rmdir|unlink|shred)\s`)
+var reRemoves = regexp.MustCompile(`(^|[;&|(]|\bthen|\bdo|\belse)\s*(sudo\s+)?(rm|rmdir|unlink|shred)\s`)
 
 // reStringTest matches a single-bracket test of a string or a file whose
 // operand is an unquoted variable: [ $x = y ], [ -n $x ], [ -f $file ].
-// Empty, the variable changes the test's answer ([ -n ] is true) or breaks
-// it ([ = y ] is an error); with a space, it is two words. Numeric tests
-// ([ $n -gt 0 ]) are not: their values are numbers.
-var reStringTest = regexp.MustCompile(`(^|[\s;&|(!])(\[|test)\s+(!\s+)?(-[nzfdeLrwxsh]\s+\$\{?\w|\$\{?\w+\}?\s+(=|==|!=)\s|[^\]]*\s(=|==|!=)\s+\$\{?\w+\}?\s*(\]|-a|-o))`)
+// Empty, the variable changes the test's answer ([ -n ] and [ -f ] are
+// true) or breaks it ([ = y ] is an error); with a space, it is two words.
+// Not [ -z $x ], which empty is still true, nor numeric tests
+// ([ $n -gt 0 ]), whose values are numbers.
+var reStringTest = regexp.MustCompile(`(^|[\s;&|(!])(\[|test)\s+(!\s+)?(-[nfdeLrwxsh]\s+\$\{?\w|\$\{?\w+\}?\s+(=|==|!=)\s|[^\]]*\s(=|==|!=)\s+\$\{?\w+\}?\s*(\]|-a|-o))`)
 
 // splitsAPath keeps SC2086 where the unquoted variable is a path (or a
 // script's argument) given to a command that acts on files, any variable
@@ -349,7 +350,7 @@ func splitsAPath(s site) bool {
 		return false
 	}
 	return reRuns.MatchString(s.line) || reRemoves.MatchString(s.line) || reStringTest.MatchString(s.line) ||
-		actsOnFiles(s) && rePathVar.MatchString(s.line)
+		actsOnFiles(s) && rePathVar.MatchString(s.line) && !reMessage.MatchString(s.line)
 }
 
 // reMessage matches a line that prints a message: where splitting $@
