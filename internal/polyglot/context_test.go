@@ -97,14 +97,24 @@ RUN make -j4 | tee build.log
 RUN echo "$SHA  app.tar" | sha256sum -c -
 RUN apt-get update && apt-get install curl
 `
+	// The change takes -y from a continued line of an instruction that
+	// the base had.
+	baseDockerfile = `FROM debian:12
+RUN apt-get update \
+  && apt-get install -y curl
+`
+	headDockerfile2 = `FROM debian:12
+RUN apt-get update \
+  && apt-get install curl
+`
 )
 
 func TestEngineReportsBugsByTheirContext(t *testing.T) {
 	e := installed(t)
 	r := changetest.NewRepo(t)
-	r.Write(map[string]string{"README.md": "x\n"})
+	r.Write(map[string]string{"README.md": "x\n", "build/Dockerfile": baseDockerfile})
 	base := r.Commit("base")
-	r.Write(map[string]string{"web/api.py": contextPy, "web/server.py": contextServerPy, "web/Bio.tsx": contextTSX, "scripts/clean.sh": contextSh, "scripts/check.sh": contextTestSh, "Dockerfile": contextDockerfile})
+	r.Write(map[string]string{"build/Dockerfile": headDockerfile2, "web/api.py": contextPy, "web/server.py": contextServerPy, "web/Bio.tsx": contextTSX, "scripts/clean.sh": contextSh, "scripts/check.sh": contextTestSh, "Dockerfile": contextDockerfile})
 	head := r.Commit("head")
 	got, _ := review(t, e, r, base, head, specialist.Rules{})
 	want := map[string][]string{
@@ -119,6 +129,7 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 		},
 		specialist.Logic: {
 			"hadolint:DL3014 Dockerfile:4",
+			"hadolint:DL3014 build/Dockerfile:2",
 			"oxlint:eslint/no-cond-assign web/Bio.tsx:11",
 			"oxlint:typescript/no-floating-promises web/Bio.tsx:9",
 			"oxlint:typescript/no-misused-promises web/Bio.tsx:6",

@@ -341,6 +341,16 @@ func instruction(x *lineIndex, d diag) string {
 	return strings.Join(parts, "\n")
 }
 
+// instructionEnd is the last line of the Dockerfile instruction that
+// starts on line start: the line after each one that ends with a
+// backslash, at most maxInstructionLines on.
+func instructionEnd(x *lineIndex, start, end int) int {
+	for n := start; n < start+maxInstructionLines && strings.HasSuffix(strings.TrimSpace(x.line(n)), "\\"); n++ {
+		end = max(end, n+1)
+	}
+	return end
+}
+
 // oxlintExtras are the oxlint rules a repository turned on that are off
 // by default: oxlint runs only the rules asked for, so they are part of
 // what is asked.
@@ -486,6 +496,12 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		for _, d := range r.rep.diags {
 			if failed[d.path] != "" {
 				continue
+			}
+			if r.tool == Hadolint {
+				// hadolint names an instruction's first line; a change to
+				// one of its continued lines (apt-get install -y made
+				// apt-get install) is a change to it.
+				d.endLine = instructionEnd(o.lines[d.path], d.line, max(d.endLine, d.line))
 			}
 			o.diags = append(o.diags, d)
 			f := files[d.path]
