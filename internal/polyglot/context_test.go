@@ -96,6 +96,8 @@ fi
 RUN make -j4 | tee build.log
 RUN echo "$SHA  app.tar" | sha256sum -c -
 RUN apt-get update && apt-get install curl
+ADD . /src
+ADD requirements.txt /src/
 `
 	// The change takes -y from a continued line of an instruction that
 	// the base had.
@@ -130,6 +132,7 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 		specialist.Logic: {
 			"hadolint:DL3014 Dockerfile:4",
 			"hadolint:DL3014 build/Dockerfile:2",
+			"hadolint:DL3020 Dockerfile:5",
 			"oxlint:eslint/no-cond-assign web/Bio.tsx:11",
 			"oxlint:typescript/no-floating-promises web/Bio.tsx:9",
 			"oxlint:typescript/no-misused-promises web/Bio.tsx:6",

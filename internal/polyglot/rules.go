@@ -260,7 +260,11 @@ var rules = map[string]Rule{
 	"hadolint:DL3013": security(low), "hadolint:DL3016": security(low), "hadolint:DL3028": security(low), // pip, npm and gem packages without a version
 	"hadolint:DL3000": logic(low),                  // WORKDIR must be absolute
 	"hadolint:DL3014": logic(medium).only(prompts), // apt-get install without -y: the build stops at the prompt
-	"hadolint:DL3021": logic(high),                 // COPY of several files to a non-directory
+	// ADD of the whole build context (ADD . /src), where COPY says what
+	// is meant: ADD also fetches URLs and unpacks archives, so a reader
+	// must check which it does. Low: the image is the same.
+	"hadolint:DL3020": logic(low).only(addsTheContext),
+	"hadolint:DL3021": logic(high), // COPY of several files to a non-directory
 	"hadolint:DL3022": logic(medium),
 	"hadolint:DL3023": logic(high),
 	"hadolint:DL3024": logic(high),
@@ -403,6 +407,15 @@ func prompts(s site) bool {
 	}
 	return false
 }
+
+// reAddContext matches an ADD of the whole build context.
+var reAddContext = regexp.MustCompile(`(?i)^\s*ADD\s+(--\S+\s+)*\.\/?\s`)
+
+// addsTheContext keeps DL3020 (ADD where COPY would do) for an ADD of the
+// whole build context: the fixes of real repositories (Dockerfile smell
+// DL3020) were of that; an ADD of one file or directory is left alone
+// (dalibo/pandocker's eleven, docs/languages.md).
+func addsTheContext(s site) bool { return reAddContext.MatchString(s.line) }
 
 // reCommandSep separates the commands of a shell line.
 var reCommandSep = regexp.MustCompile(`&&|\|\||;|\|`)
