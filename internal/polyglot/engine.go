@@ -145,6 +145,16 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		twins[k] = n
 	}
 	added := map[string][]int{}
+	// The base's reports are the head's on the lines the change left as
+	// they were first: a line the change adds that repeats one the base
+	// had (eval(json) put back above its fallback) is new.
+	for _, d := range o.diags {
+		if f := files[d.path]; f != nil && !changed(f, added, d) {
+			if k := twinKey(d.rule, d.path, o.lines[d.path].line(d.line)); twins[k] > 0 {
+				twins[k]--
+			}
+		}
+	}
 	var fs []specialist.Finding
 	said := map[string]bool{}
 	first, again := map[string]int{}, map[int][]int{}
