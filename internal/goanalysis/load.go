@@ -555,6 +555,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
 			if f != nil {
 				trim(f)
+				dropLooseComments(f)
 			}
 			return f, err
 		},
@@ -563,6 +564,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
+	slimDependencies(pkgs, root)
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
 	why := map[*packages.Package]string{}
