@@ -6,8 +6,7 @@ import "go/ast"
 // a declaration, a specification or a field (their doc and line
 // comments, where deprecations are read from) and drops the rest: once
 // trim has removed the function bodies, the comments that stood in them
-// are attached to nothing, and in the standard library and the modules a
-// change imports they are a tenth of what the loaded syntax holds.
+// are attached to nothing and read by no analyzer.
 func dropLooseComments(f *ast.File) {
 	attached := map[*ast.CommentGroup]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
