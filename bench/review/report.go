@@ -220,19 +220,22 @@ func reportPolyglot(w io.Writer, results, baselines []result) {
 }
 
 // pairTable prints the wall times of paired runs, cold and warm, and the
-// p50 and max of the pairs' ratios.
+// p50 and max of the pairs' ratios; then their CPU time and peak memory
+// (wait4's maxrss), p50 and max of each side, and the p50 of the pairs'
+// CPU ratios.
 func pairTable(w io.Writer, results, baselines []result) {
-	fmt.Fprintln(w, "| runs | pairs | wall p50 | baseline wall p50 | ratio p50 | ratio max |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| runs | pairs | wall p50 | baseline wall p50 | ratio p50 | ratio max | CPU p50 | baseline CPU p50 | CPU ratio p50 | peak RSS p50 / max | baseline peak RSS p50 / max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, cold := range []bool{true, false} {
 		var rs, bs []result
-		var ratios []time.Duration // ×1000
+		var ratios, cpuRatios []time.Duration // ×1000
 		for i := range results {
 			if results[i].cold != cold || i >= len(baselines) {
 				continue
 			}
 			rs, bs = append(rs, results[i]), append(bs, baselines[i])
 			ratios = append(ratios, time.Duration(float64(results[i].wall)/float64(baselines[i].wall)*1000))
+			cpuRatios = append(cpuRatios, time.Duration(float64(results[i].user+results[i].sys)/float64(baselines[i].user+baselines[i].sys)*1000))
 		}
 		if len(rs) == 0 {
 			continue
@@ -243,8 +246,14 @@ func pairTable(w io.Writer, results, baselines []result) {
 		}
 		walls := collect(rs, func(r result) time.Duration { return r.wall })
 		bwalls := collect(bs, func(r result) time.Duration { return r.wall })
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f× | %.2f× |\n", name, len(rs), dur(pct(walls, 50)), dur(pct(bwalls, 50)),
-			float64(pct(ratios, 50))/1000, float64(slices.Max(ratios))/1000)
+		cpu := func(r result) time.Duration { return r.user + r.sys }
+		rss := func(rs []result) string {
+			m := collect(rs, func(r result) time.Duration { return time.Duration(r.maxRSS) })
+			return fmt.Sprintf("%.1f / %.1f MB", float64(pct(m, 50))/1e6, float64(slices.Max(m))/1e6)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %.2f× | %.2f× | %s | %s | %.2f× | %s | %s |\n", name, len(rs), dur(pct(walls, 50)), dur(pct(bwalls, 50)),
+			float64(pct(ratios, 50))/1000, float64(slices.Max(ratios))/1000,
+			dur(pct(collect(rs, cpu), 50)), dur(pct(collect(bs, cpu), 50)), float64(pct(cpuRatios, 50))/1000, rss(rs), rss(bs))
 	}
 }
 

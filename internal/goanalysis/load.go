@@ -740,6 +740,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
 			if f != nil {
 				trim(f)
+				dropLooseComments(f)
 			}
 			return f, err
 		},
@@ -748,6 +749,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	if err != nil {
 		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
+	slimDependencies(pkgs, root)
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
 	why := map[*packages.Package]string{}

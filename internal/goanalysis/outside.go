@@ -43,12 +43,16 @@ type checkRun struct {
 	keep    map[*analysis.Analyzer]bool // run outside the repository too
 	copies  map[*analysis.Analyzer]*analysis.Analyzer
 	orig    map[*analysis.Analyzer]*analysis.Analyzer // copy → original
+	// readers says when a result can be dropped (release.go).
+	readers readers
 }
 
-// newCheckRun prepares a check over pkgs, whose packages outside the
-// repository (under root) are skipped by the analyzers with facts.
-func newCheckRun(pkgs []*packages.Package, root string) *checkRun {
+// newCheckRun prepares a check of analyzers over pkgs, whose packages
+// outside the repository (under root) are skipped by the analyzers with
+// facts.
+func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) *checkRun {
 	c := &checkRun{
+		readers: newReaders(analyzers, pkgs),
 		outside: map[*types.Package]bool{},
 		keep:    map[*analysis.Analyzer]bool{},
 		copies:  map[*analysis.Analyzer]*analysis.Analyzer{},
@@ -87,20 +91,44 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	// skipped pass returns its result type's zero value, which an
 	// interface type has not: such an analyzer always runs.
 	skip := !c.keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
+	w.ResultType = heldType
 	w.Run = func(pass *analysis.Pass) (any, error) {
 		if skip && c.outside[pass.Pkg] {
-			if a.ResultType == nil {
-				return nil, nil
+			read(pass.ResultOf)
+			var zero any
+			if a.ResultType != nil {
+				zero = reflect.Zero(a.ResultType).Interface()
 			}
-			return reflect.Zero(a.ResultType).Interface(), nil
+			return c.readers.hold(a, pass.Pkg, zero), nil
 		}
 		own := *pass
 		own.Analyzer = a
-		own.ResultOf = make(map[*analysis.Analyzer]any, len(pass.ResultOf))
-		for r, res := range pass.ResultOf {
-			own.ResultOf[c.orig[r]] = res
+		var err error
+		if own.ResultOf, err = inputs(pass.ResultOf, c.orig); err != nil {
+			read(pass.ResultOf)
+			return nil, err
 		}
-		return runGuarded(a, &own)
+		h := c.readers.hold(a, pass.Pkg, nil)
+		if lazy(a) {
+			if h.dropped {
+				read(pass.ResultOf)
+			} else {
+				h.build = func() (any, error) {
+					defer read(pass.ResultOf)
+					return runGuarded(a, &own)
+				}
+			}
+			return h, nil
+		}
+		defer read(pass.ResultOf)
+		res, err := runGuarded(a, &own)
+		if err != nil {
+			return nil, err
+		}
+		if !h.dropped {
+			h.v = res
+		}
+		return h, nil
 	}
 	return &w
 }

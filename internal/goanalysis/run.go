@@ -303,7 +303,7 @@ func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Packa
 	if len(analyzers) == 0 {
 		return results
 	}
-	c := newCheckRun(pkgs, p.Root)
+	c := newCheckRun(analyzers, pkgs, p.Root)
 	run := make([]*analysis.Analyzer, len(analyzers))
 	for i, a := range analyzers {
 		run[i] = c.wrap(a)
