@@ -141,8 +141,9 @@ type Loader struct {
 	// goPath, goRoot and modCache are the go command, its GOROOT and the
 	// module cache, which its sandbox shows it.
 	goPath, goRoot, modCache string
-	// sandboxCache is the sandboxed go command's GOCACHE.
-	sandboxCache string
+	// sandboxCache is the sandboxed go command's GOCACHE, buildCache the
+	// unconfined one's (Config.Go set).
+	sandboxCache, buildCache string
 	// abandoned counts the loads past their time limit whose type
 	// checker still runs (loadUntil).
 	abandoned atomic.Int32
@@ -728,9 +729,10 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		// tenth of the work, and all a review of the repository's own
 		// code needs of them.
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			if !inside(root, filename) && !inside(l.goRoot, filename) && !inside(l.modCache, filename) {
-				// go list names only files of these; anything else is
-				// not read into a review.
+			if !inside(root, filename) && !inside(l.goRoot, filename) && !inside(l.modCache, filename) && !inside(l.buildCache, filename) && !inside(l.sandboxCache, filename) {
+				// go list names only files of these (and, in the go
+				// command's build cache, the test main it generates);
+				// anything else is not read into a review.
 				return nil, fmt.Errorf("%s is outside the tree, GOROOT and the module cache", filepath.Base(filename))
 			}
 			if inside(root, filename) {
@@ -1210,6 +1212,7 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
 	// The sandboxed go command's build cache, kept across loads (see
 	// confine.go).
+	l.buildCache = gocache
 	l.sandboxCache = filepath.Join(cacheDir, "sandbox-build")
 	if err := os.MkdirAll(l.sandboxCache, 0o700); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)

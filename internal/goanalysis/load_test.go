@@ -1,8 +1,10 @@
 package goanalysis_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -591,5 +593,34 @@ func TestLoadCapsTheBytesCopied(t *testing.T) {
 	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{goanalysis.TypeCheck}, nil)
 	if err != nil || len(ds) != 0 {
 		t.Errorf("type errors %v (%v): a package missing files was type-checked", ds, err)
+	}
+}
+
+// A load with tests parses the test main the go command generates in its
+// build cache: go/packages logged "internal error: … is outside the tree,
+// GOROOT and the module cache" on every such review (spf13/cobra's).
+// Not parallel: it reads what the standard logger writes.
+func TestLoadReadsTheGeneratedTestMain(t *testing.T) {
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":      goanalysistest.GoMod("example.com/testmain"),
+		"s/s.go":      "package s\n\nfunc S() int { return 1 }\n",
+		"s/s_test.go": "package s\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) { _ = S() }\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{"s/s_test.go": "package s\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) {\n\tif S() != 1 {\n\t\tt.Fatal(S())\n\t}\n}\n"})
+	head := r.Commit("head")
+	p, err := goanalysistest.Loader().Load(context.Background(), r.Change(base, head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SyntaxOnly != "" {
+		t.Fatalf("syntax-only: %s", p.SyntaxOnly)
+	}
+	if strings.Contains(logged.String(), "outside the tree") {
+		t.Errorf("the load logged %q", logged.String())
 	}
 }
