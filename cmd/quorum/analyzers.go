@@ -80,6 +80,8 @@ type analyzerJSON struct {
 	Version   string   `json:"version,omitempty"`
 	Pinned    string   `json:"pinned"`
 	Problem   string   `json:"problem,omitempty"`
+	// TypeAware is, for oxlint, whether its type-aware rules run.
+	TypeAware string `json:"type_aware,omitempty"`
 }
 
 func runAnalyzersList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -97,7 +99,7 @@ func runAnalyzersList(ctx context.Context, args []string, getenv func(string) st
 	missing := 0
 	var out []analyzerJSON
 	for _, f := range found {
-		a := analyzerJSON{Name: f.Tool.Name, Languages: f.Tool.Languages, Found: f.Usable(), Path: f.Path, Version: f.Version, Pinned: f.Tool.Version}
+		a := analyzerJSON{Name: f.Tool.Name, Languages: f.Tool.Languages, Found: f.Usable(), Path: f.Path, Version: f.Version, Pinned: f.Tool.Version, TypeAware: f.TypeAwareNote()}
 		if !f.Usable() {
 			a.Problem = f.Why()
 			missing++
@@ -133,6 +135,8 @@ func describeAnalyzers(found []polyglot.Found) string {
 			fmt.Fprintf(w, "%s\tmissing\t%s\tnot analysed: %s\n", f.Tool.Name, langs, f.Why())
 		case f.Version != f.Tool.Version:
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s (pinned %s; rules may differ)\n", f.Tool.Name, f.Version, langs, f.Path, f.Tool.Version)
+		case f.TypeAwareNote() != "":
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s (%s)\n", f.Tool.Name, f.Version, langs, f.Path, f.TypeAwareNote())
 		default:
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Tool.Name, f.Version, langs, f.Path)
 		}
@@ -152,6 +156,8 @@ func logAnalyzers(log *slog.Logger, found []polyglot.Found) {
 			log.Warn("analyzer missing: its languages are not analysed", "analyzer", f.Tool.Name, "languages", langs, "problem", f.Why())
 		case f.Version != f.Tool.Version:
 			log.Warn("analyzer found at another version than the pinned one", "analyzer", f.Tool.Name, "version", f.Version, "pinned", f.Tool.Version, "path", f.Path, "languages", langs)
+		case f.Tool.Name == "oxlint" && f.TypeAware == "":
+			log.Warn("analyzer found without its type-aware rules", "analyzer", f.Tool.Name, "version", f.Version, "path", f.Path, "languages", langs, "problem", f.TypeAwareNote())
 		default:
 			log.Info("analyzer found", "analyzer", f.Tool.Name, "version", f.Version, "path", f.Path, "languages", langs)
 		}

@@ -157,7 +157,7 @@ func TestAnalyzersList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"ruff", "0.17.6", "shellcheck", "0.11.0", "hadolint", "2.15.1", "oxlint", "1.94.0", "JavaScript, TypeScript"} {
+	for _, want := range []string{"ruff", "0.17.6", "shellcheck", "0.11.0", "hadolint", "2.15.1", "oxlint", "1.94.0", "JavaScript, TypeScript", "type-aware rules: oxlint-tsgolint " + polyglot.TsgolintVersion} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
 		}

@@ -99,6 +99,19 @@ type Found struct {
 	TypeAware string
 }
 
+// TypeAwareNote says, for oxlint, whether its type-aware rules run:
+// "type-aware rules: oxlint-tsgolint 7.0.2007" or why they do not; ""
+// for the other analyzers.
+func (f Found) TypeAwareNote() string {
+	switch {
+	case f.Tool.Name != "oxlint" || !f.Usable():
+		return ""
+	case f.TypeAware == "":
+		return "type-aware rules off: oxlint-tsgolint " + TsgolintVersion + " is not beside it (quorum analyzers install)"
+	}
+	return "type-aware rules: oxlint-tsgolint " + TsgolintVersion
+}
+
 // Usable reports whether the analyzer can run.
 func (f Found) Usable() bool { return f.Err == nil && f.Path != "" }
 
