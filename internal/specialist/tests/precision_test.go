@@ -393,3 +393,38 @@ func TestPythonCoverageAdviceOnlyWhereTheProjectKeepsTests(t *testing.T) {
 	fs, _, files = runReview(t, nil, base, map[string]string{"area.py": pyScore()})
 	check(t, fs, files, want{"area.py", "", RuleUntestedChange, "low"})
 }
+
+// descSource is a package whose Desc keeps the error of its making, read
+// through the field at base and through an accessor at head.
+const descSource = "package metric\n\nimport \"errors\"\n\n// Desc describes a metric.\ntype Desc struct{ err error }\n\n" +
+	"// NewDesc makes a Desc; its error says what is wrong with name.\nfunc NewDesc(name string) *Desc {\n\tif name == \"\" {\n\t\treturn &Desc{err: errors.New(\"empty name\")}\n\t}\n\treturn &Desc{}\n}\n"
+
+const descTest = `package metric
+
+import "testing"
+
+func TestNewDescEmptyName(t *testing.T) {
+	desc := NewDesc("")
+	if desc.err == nil {
+		t.Errorf("NewDesc: want an error, got %v", desc.err)
+	}
+}
+`
+
+// A check rewritten from a field to its new accessor (desc.err to
+// desc.Err()) still checks the same subject: not an assertion removed.
+// The check dropped while desc is still made is.
+func TestGoCheckRewrittenToAccessorIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"metric/desc.go": descSource, "metric/desc_test.go": descTest}
+	head := map[string]string{
+		"metric/desc.go":      descSource + "\n// Err is the error of the Desc's making.\nfunc (d *Desc) Err() error { return d.err }\n",
+		"metric/desc_test.go": strings.ReplaceAll(descTest, "desc.err", "desc.Err()"),
+	}
+	fs, _, files := runReview(t, nil, base, head)
+	check(t, fs, files)
+
+	head["metric/desc_test.go"] = strings.Replace(descTest, "\tif desc.err == nil {\n\t\tt.Errorf(\"NewDesc: want an error, got %v\", desc.err)\n\t}\n", "\t_ = desc.Err()\n", 1)
+	fs, _, files = runReview(t, nil, base, head)
+	check(t, fs, files, want{"metric/desc_test.go", "_ = desc.Err()", RuleAssertionRemoved, "medium"})
+}
