@@ -428,3 +428,36 @@ func TestGoCheckRewrittenToAccessorIsClean(t *testing.T) {
 	fs, _, files = runReview(t, nil, base, head)
 	check(t, fs, files, want{"metric/desc_test.go", "_ = desc.Err()", RuleAssertionRemoved, "medium"})
 }
+
+const jsFindTest = `import { find } from "./find";
+
+describe("find", () => {
+  it("finds by id", () => {
+    const results = find(db, id);
+    const count = db.count();
+    expect(results).toHaveLength(1);
+    expect(results[0].id).toBe(id);
+    expect(count).toBe(3);
+  });
+});
+`
+
+// An expectation replaced by a stricter one on the same subject
+// (toHaveLength(1) and a member's toBe by toEqual of the whole list)
+// checks more, not less: not an assertion removed. One whose subject is
+// no longer checked at all is.
+func TestJSExpectationMadeStricterIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"src/find.ts": "export function find(db, id) { return db.get(id); }\n", "src/find.test.ts": jsFindTest, "package.json": "{}\n"}
+	stricter := strings.Replace(jsFindTest, "    expect(results).toHaveLength(1);\n    expect(results[0].id).toBe(id);\n",
+		"    expect(results).toEqual([{ id }]);\n", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"src/find.test.ts": stricter})
+	check(t, fs, files)
+
+	lost := strings.Replace(stricter, "    expect(count).toBe(3);\n", "", 1)
+	fs, _, files = runReview(t, nil, base, map[string]string{"src/find.test.ts": lost})
+	check(t, fs, files, want{"src/find.test.ts", "expect(results).toEqual([{ id }]);", RuleAssertionRemoved, "medium"})
+	if len(fs) != 1 || !strings.Contains(fs[0].Headline, "expect(count).toBe(3)") {
+		t.Errorf("findings %+v, want the count's check named", fs)
+	}
+}

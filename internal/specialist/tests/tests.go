@@ -789,8 +789,9 @@ func (r *review) removedAssertions(x *file) {
 	for _, h := range x.f.Hunks {
 		hc := hunkCount{h: h, firstRemoved: -1}
 		inRemovedTest := x.removedTestLines(h)
+		kept, replacing := x.keptExpectations(h)
 		for i, l := range h.Lines {
-			if l.Kind == change.KindContext || !x.inTest(l) || inRemovedTest[i] {
+			if l.Kind == change.KindContext || !x.inTest(l) || inRemovedTest[i] || kept[i] || replacing[i] {
 				continue
 			}
 			raw, masked := x.line(l)
