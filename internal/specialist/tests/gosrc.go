@@ -33,6 +33,7 @@ type goFunc struct {
 type goSource struct {
 	fset  *token.FileSet
 	file  *ast.File
+	src   string
 	funcs []*goFunc
 	decls map[string]bool
 }
@@ -48,7 +49,7 @@ func parseGo(name string, lines []string) *goSource {
 	if err != nil {
 		return nil
 	}
-	g := &goSource{fset: fset, file: f, decls: map[string]bool{}}
+	g := &goSource{fset: fset, file: f, src: src, decls: map[string]bool{}}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -124,6 +125,21 @@ func delegates(b *ast.BlockStmt) bool {
 		}
 	}
 	return true
+}
+
+// text returns the source of a node, its runs of white space made one
+// space.
+func (g *goSource) text(n ast.Node) string {
+	from, to := g.fset.Position(n.Pos()).Offset, g.fset.Position(n.End()).Offset
+	if from < 0 || to > len(g.src) || from > to {
+		return ""
+	}
+	return normLine(g.src[from:to])
+}
+
+// lines returns the first and last line of a node.
+func (g *goSource) lines(n ast.Node) (from, to int) {
+	return g.fset.Position(n.Pos()).Line, g.fset.Position(n.End()).Line
 }
 
 // funcAt returns the function declared across line, or nil.

@@ -123,8 +123,10 @@ type review struct {
 	// covered holds, per Go package directory, the functions (by key)
 	// that its tests exercise.
 	covered map[string]map[string]bool
-	// goneDecls holds the names the change's Go source no longer declares.
+	// goneDecls holds the names the change's Go source no longer declares;
+	// goneCalls the calls it no longer makes where it made them (callSig).
 	goneDecls map[string]bool
+	goneCalls map[string]bool
 	// untestedDirs caches untestedPackage.
 	untestedDirs map[string]bool
 	// keeps caches keptTests by ecosystem and top-level directory.
@@ -1209,15 +1211,19 @@ func suggestTest(eco *ecosystem, p string) string {
 // file: code, not comments, imports or brackets; not lines the change
 // moves from elsewhere or that only edit a call they replace; for Go only
 // inside function bodies (a new type or constant is not logic to test),
-// and not in functions the package's tests already exercise.
+// not lines that only hand up a new error or rearrange calls the change
+// removes (plumbing), and not in functions the package's tests already
+// exercise.
 func (r *review) newLogic(x *file) (newLogic, error) {
 	nl := newLogic{x: x}
 	var inBody func(int) bool
 	var exercised func(*goFunc) bool
 	var head *goSource
+	var plumbing map[int]bool
 	if x.eco.name == "go" {
 		inBody = goBodies(x.path, strings.Join(x.head, "\n"))
 		head = r.goHead(x)
+		plumbing = r.plumbing(head)
 		var err error
 		if exercised, err = r.exercised(x); err != nil {
 			return nl, err
@@ -1230,7 +1236,7 @@ func (r *review) newLogic(x *file) (newLogic, error) {
 				continue
 			}
 			raw, masked := x.line(l)
-			if !isLogic(masked) || r.isMoved(x, raw) {
+			if !isLogic(masked) || r.isMoved(x, raw) || plumbing[l.NewNumber] {
 				continue
 			}
 			if inBody != nil && !inBody(l.NewNumber) {
