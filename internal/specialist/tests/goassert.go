@@ -335,7 +335,7 @@ func (r *review) goRemovedAssertions(x *file) {
 
 func funcKey(fd *ast.FuncDecl) string {
 	if fd.Recv != nil && len(fd.Recv.List) == 1 {
-		return recvType(fd.Recv.List[0].Type) + "." + fd.Name.Name
+		return typeName(fd.Recv.List[0].Type) + "." + fd.Name.Name
 	}
 	return fd.Name.Name
 }

@@ -291,12 +291,14 @@ func TestGoTestRemovedWithRevertedFeatureIsClean(t *testing.T) {
 	check(t, fs, files)
 }
 
-// An exported wrapper that only hands its arguments on is not worth a
-// test of its own; one that computes is.
+// An exported wrapper that only hands its arguments on, or a getter that
+// returns a field as it is, is not worth a test of its own; one that
+// computes is.
 func TestGoDelegatingExportIsClean(t *testing.T) {
 	t.Parallel()
 	head := map[string]string{
 		"calc/calc.go": goCalc + "\n// AddTo adds b to a.\nfunc AddTo(a, b int) int {\n\treturn sum(a, b)\n}\n\nfunc sum(a, b int) int { return a + b }\n\n" +
+			"// Acc accumulates.\ntype Acc struct{ n int }\n\n// N is the sum so far.\nfunc (a *Acc) N() int {\n\treturn a.n\n}\n\n" +
 			"// Twice doubles a.\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n",
 	}
 	fs, _, files := runReview(t, nil, goBase(), head)
@@ -577,4 +579,62 @@ func TestGoBuilderCallsChainedIsClean(t *testing.T) {
 	}
 	fs, _, files = runReview(t, nil, base, head)
 	check(t, fs, files, want{"api/groups.go", "", RuleUntestedChange, "low"})
+}
+
+const muxSource = `package router
+
+// Mux routes requests.
+type Mux struct{ routes map[string]func() }
+
+// NewMux makes a Mux.
+func NewMux() *Mux { return &Mux{routes: map[string]func(){}} }
+
+// Post routes a POST to h.
+func (m *Mux) Post(p string, h func()) {
+	if p == "" {
+		p = "/"
+	}
+	m.routes["POST "+p] = h
+}
+`
+
+const muxTest = `package router
+
+import "testing"
+
+func TestPost(t *testing.T) {
+	m := NewMux()
+	m.Post("/a", func() {})
+	if len(m.routes) != 1 {
+		t.Fatal("not routed")
+	}
+}
+`
+
+// groupSource is a new type of package router whose Post has the lines of
+// body.
+func groupSource(body string) string {
+	return "package router\n\nimport \"strings\"\n\n// Group routes under a prefix.\ntype Group struct {\n\tprefix string\n\tmux    *Mux\n}\n\n" +
+		"// Post routes a POST under the group's prefix.\nfunc (g *Group) Post(p string, h func()) {\n" + body + "\tg.mux.routes[\"POST \"+g.prefix+p] = h\n}\n"
+}
+
+// A test of Mux.Post does not exercise a new Group.Post: coverage is
+// credited by the receiver's type where the test's syntax tells it (m :=
+// NewMux()), not by the method's name. A test that calls Post on a Group
+// does exercise it.
+func TestGoMethodCreditedByReceiverType(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"router/mux.go": muxSource, "router/mux_test.go": muxTest}
+	small := "\tif !strings.HasPrefix(p, \"/\") {\n\t\tp = \"/\" + p\n\t}\n"
+	fs, _, files := runReview(t, nil, base, map[string]string{"router/group.go": groupSource(small)})
+	check(t, fs, files, want{"router/group.go", "func (g *Group) Post", RuleUntestedExport, "low"})
+
+	large := small + "\tp = strings.TrimSuffix(p, \"/\")\n\tif p == \"\" {\n\t\tp = \"/\"\n\t}\n\tif strings.Contains(p, \"//\") {\n\t\tp = strings.ReplaceAll(p, \"//\", \"/\")\n\t}\n\tp = strings.ToLower(p)\n"
+	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files, want{"router/group.go", "", RuleUntestedChange, "low"})
+
+	tested := muxTest + "\nfunc TestGroupPost(t *testing.T) {\n\tg := &Group{prefix: \"/api\", mux: NewMux()}\n\tg.Post(\"a\", func() {})\n\tif g.mux.routes[\"POST /api/a\"] == nil {\n\t\tt.Fatal(\"not routed\")\n\t}\n}\n"
+	base["router/mux_test.go"] = tested
+	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files)
 }

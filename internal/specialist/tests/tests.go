@@ -11,10 +11,12 @@
 // with go/parser. Precision comes first: every finding should be one a
 // careful reviewer would post. Coverage advice is one low finding per
 // change, and only for new behavior: lines moved or renamed (anywhere in
-// the change), call sites updated for a new signature and, in Go,
-// functions the package's tests already reach are not counted. A Go
+// the change), call sites updated for a new signature and, in Go, lines
+// that only hand up a new error or rearrange calls the change removes, and
+// functions the package's tests already reach (a method through a value
+// of its own type, where syntax tells the type) are not counted. A Go
 // assertion is "removed" only while the call it checked is still made and
-// its result still assigned. A skip counts in a test that ran before; a
+// its result still assigned and no check of the same subject remains. A skip counts in a test that ran before; a
 // test removed with the code it tested, moved, or merged into another is
 // not lost. Where the conventions leave room for doubt, it says nothing.
 package tests
@@ -114,15 +116,13 @@ type review struct {
 	// adds, trimmed, per ecosystem: where removed tests' lines come back,
 	// the tests were moved or renamed.
 	addedTestLines map[*ecosystem]map[string]bool
-	// moved indexes the change's removed lines; refs holds, per Go
-	// package directory, the names its tests use.
+	// moved indexes the change's removed lines.
 	moved movedIndex
-	refs  map[string]map[string]bool
 	// parsed caches Go files parsed at base and at head.
 	parsed map[string]*goSource
-	// covered holds, per Go package directory, the functions (by key)
-	// that its tests exercise.
-	covered map[string]map[string]bool
+	// pkgs holds, per Go package directory, what is known of the
+	// package at head (goPackage).
+	pkgs map[string]*goPackage
 	// goneDecls holds the names the change's Go source no longer declares;
 	// goneCalls the calls it no longer makes where it made them (callSig).
 	goneDecls map[string]bool
