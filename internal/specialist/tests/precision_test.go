@@ -638,3 +638,45 @@ func TestGoMethodCreditedByReceiverType(t *testing.T) {
 	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
 	check(t, fs, files)
 }
+
+const jsHelp = `import { stripVTControlCharacters } from "node:util";
+
+export function stripColor(str) {
+  const re = /\x1b\[[0-9;]*m/g;
+  return str.replace(re, "");
+}
+
+export function width(str) {
+  return stripColor(str).length;
+}
+`
+
+const jsStripTest = `import { stripColor } from "../lib/help.js";
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+
+describe("internal stripColor()", () => {
+  test("SGR only", () => {
+    assert.equal(stripColor("\x1b[4m"), "");
+  });
+
+  test("SGR at start", () => {
+    assert.equal(stripColor("\x1b[4mX"), "X");
+  });
+});
+`
+
+// A test file deleted with the function it tested (commander.js replaced
+// its stripColor with node's stripVTControlCharacters) lost nothing; one
+// deleted while its function stays is reported.
+func TestJSTestsDeletedWithTheirFunctionAreClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"lib/help.js": jsHelp, "tests/help.strip.test.js": jsStripTest, "package.json": "{}\n"}
+	without := strings.Replace(jsHelp, "export function stripColor(str) {\n  const re = /\\x1b\\[[0-9;]*m/g;\n  return str.replace(re, \"\");\n}\n\n", "", 1)
+	without = strings.Replace(without, "stripColor(str).length", "stripVTControlCharacters(str).length", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"lib/help.js": without, "tests/help.strip.test.js": ""})
+	check(t, fs, files)
+
+	fs, _, files = runReview(t, nil, base, map[string]string{"tests/help.strip.test.js": ""})
+	check(t, fs, files, want{"tests/help.strip.test.js", "", RuleTestDeleted, "medium"})
+}

@@ -720,12 +720,59 @@ func (r *review) gone(x *file, removed []string) []string {
 	var out []string
 	for _, n := range removed {
 		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) ||
-			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) {
+			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) ||
+			r.callsRemovedCode(x, n) {
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// reCalled matches a call in a masked line, the name called in group 1.
+var reCalled = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`)
+
+// callsRemovedCode reports whether the test n, removed from x (outside
+// Go, which testsRemovedCode reads), calls a function the change removes
+// from the source: the test went with the code it tested (commander.js
+// deleted its stripColor for node's stripVTControlCharacters, and the
+// tests of stripColor with it). The test runs from its declaration to the
+// next one.
+func (r *review) callsRemovedCode(x *file, n string) bool {
+	if x.eco.name == "go" || len(r.removedCode[x.eco]) == 0 {
+		return false
+	}
+	in := false
+	for i, raw := range x.base {
+		if i >= len(x.baseMask) {
+			break
+		}
+		masked := x.baseMask[i]
+		if name, ok := x.declared(raw, masked); ok {
+			if in {
+				return false // the next test
+			}
+			in = name == n
+		}
+		if !in {
+			continue
+		}
+		for _, m := range reCalled.FindAllStringSubmatch(masked, -1) {
+			if !keywords[m[1]] && r.removedCode[x.eco][subject(m[1])] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// declared returns the name of the test a line declares, if it declares
+// one (an annotated test's name is on a later line, and is not read).
+func (x *file) declared(raw, masked string) (string, bool) {
+	if x.eco.testDecl == nil {
+		return "", false
+	}
+	return declName(x.eco.testDecl, raw, masked)
 }
 
 // replacedBy reports whether a test the change adds replaces the removed
