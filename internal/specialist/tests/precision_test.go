@@ -633,6 +633,12 @@ func TestGoMethodCreditedByReceiverType(t *testing.T) {
 	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
 	check(t, fs, files, want{"router/group.go", "", RuleUntestedChange, "low"})
 
+	// A receiver whose type the syntax does not tell (a table's field)
+	// is credited by name, as before.
+	table := muxTest + "\nfunc TestPosts(t *testing.T) {\n\tfor _, tc := range []struct{ r interface{ Post(string, func()) } }{} {\n\t\ttc.r.Post(\"/b\", nil)\n\t}\n}\n"
+	fs, _, files = runReview(t, nil, map[string]string{"router/mux.go": muxSource, "router/mux_test.go": table}, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files)
+
 	tested := muxTest + "\nfunc TestGroupPost(t *testing.T) {\n\tg := &Group{prefix: \"/api\", mux: NewMux()}\n\tg.Post(\"a\", func() {})\n\tif g.mux.routes[\"POST /api/a\"] == nil {\n\t\tt.Fatal(\"not routed\")\n\t}\n}\n"
 	base["router/mux_test.go"] = tested
 	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
