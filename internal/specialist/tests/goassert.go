@@ -178,9 +178,11 @@ func takesT(c *ast.CallExpr, vars map[string]bool) bool {
 }
 
 // subjectsOf adds the variables an expression checks the value of: the
-// names it uses, but not a method's receiver (in c.Get("k") the result
-// is checked, not c), a function called, nor a selected field's or
-// method's name.
+// names it uses, but not the receiver of a method given arguments (in
+// c.Get("k") the result is checked, not c), a function called, nor a
+// selected field's or method's name. The receiver of an accessor, a
+// method given nothing, is checked: desc.Err() checks desc as desc.err
+// did.
 func subjectsOf(n ast.Node, into map[string]bool) {
 	if n == nil {
 		return
@@ -193,7 +195,7 @@ func subjectsOf(n ast.Node, into map[string]bool) {
 			case *ast.Ident:
 				skip[fn] = true // the function called, not a value checked
 			case *ast.SelectorExpr:
-				if id, ok := fn.X.(*ast.Ident); ok {
+				if id, ok := fn.X.(*ast.Ident); ok && len(n.Args) > 0 {
 					skip[id] = true
 				}
 			}
@@ -333,7 +335,7 @@ func (r *review) goRemovedAssertions(x *file) {
 
 func funcKey(fd *ast.FuncDecl) string {
 	if fd.Recv != nil && len(fd.Recv.List) == 1 {
-		return recvType(fd.Recv.List[0].Type) + "." + fd.Name.Name
+		return typeName(fd.Recv.List[0].Type) + "." + fd.Name.Name
 	}
 	return fd.Name.Name
 }

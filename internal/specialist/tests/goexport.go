@@ -83,7 +83,7 @@ func goExports(name string, src []byte) []export {
 		}
 		e := export{key: fd.Name.Name, name: fd.Name.Name, line: fset.Position(fd.Name.Pos()).Line}
 		if fd.Recv != nil && len(fd.Recv.List) == 1 {
-			recv := recvType(fd.Recv.List[0].Type)
+			recv := typeName(fd.Recv.List[0].Type)
 			if recv == "" || !ast.IsExported(recv) || slices.Contains(interfaceMethods, fd.Name.Name) {
 				continue
 			}
@@ -92,20 +92,6 @@ func goExports(name string, src []byte) []export {
 		out = append(out, e)
 	}
 	return out
-}
-
-func recvType(t ast.Expr) string {
-	switch t := t.(type) {
-	case *ast.StarExpr:
-		return recvType(t.X)
-	case *ast.IndexExpr:
-		return recvType(t.X)
-	case *ast.IndexListExpr:
-		return recvType(t.X)
-	case *ast.Ident:
-		return t.Name
-	}
-	return ""
 }
 
 // untestedExports finds exported Go functions and methods the change adds
@@ -170,7 +156,12 @@ func (r *review) untestedExports(skip map[string]bool) error {
 				tests = append(tests, p)
 			}
 		}
+		pkg, err := r.pkg(dir)
+		if err != nil {
+			return err
+		}
 		var srcs []string
+		var refs []ref
 		for _, p := range tests {
 			data, err := r.c.ReadFile(r.ctx, p)
 			if err != nil {
@@ -180,10 +171,20 @@ func (r *review) untestedExports(skip map[string]bool) error {
 				continue
 			}
 			srcs = append(srcs, string(data))
+			ts, err := r.testSource(p)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, ts.refs(pkg.tt)...)
 		}
 		for i, e := range news {
-			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.name) + `\b`)
-			if slices.ContainsFunc(srcs, re.MatchString) {
+			// A method is referred to on a value of its type, where
+			// syntax tells the type; a function by its name.
+			if fn := pkg.byKey[e.key]; fn != nil && e.key != e.name {
+				if pkg.reaches(refs, fn) {
+					continue
+				}
+			} else if re := regexp.MustCompile(`\b` + regexp.QuoteMeta(e.name) + `\b`); slices.ContainsFunc(srcs, re.MatchString) {
 				continue
 			}
 			what := "function " + e.name

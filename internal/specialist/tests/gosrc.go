@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -18,14 +19,13 @@ type goFunc struct {
 	// from and to are the lines of the declaration, from the func
 	// keyword to the closing brace.
 	from, to int
-	// calls are the names of the functions and methods its body calls.
-	calls []string
 	// body is the body's lines, normalized (see normLine), without blank
 	// and bracket-only lines.
 	body []string
 	// delegates marks a body that only hands its arguments to another
 	// call (return c.genFile(name, false)): nothing of its own to test.
 	delegates bool
+	decl      *ast.FuncDecl
 }
 
 // goSource is a parsed Go file: its functions, by key, and the names it
@@ -33,6 +33,7 @@ type goFunc struct {
 type goSource struct {
 	fset  *token.FileSet
 	file  *ast.File
+	src   string
 	funcs []*goFunc
 	decls map[string]bool
 }
@@ -48,24 +49,16 @@ func parseGo(name string, lines []string) *goSource {
 	if err != nil {
 		return nil
 	}
-	g := &goSource{fset: fset, file: f, decls: map[string]bool{}}
+	g := &goSource{fset: fset, file: f, src: src, decls: map[string]bool{}}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			fn := &goFunc{key: d.Name.Name, name: d.Name.Name,
+			fn := &goFunc{key: d.Name.Name, name: d.Name.Name, decl: d,
 				from: fset.Position(d.Pos()).Line, to: fset.Position(d.End()).Line}
 			if d.Recv != nil && len(d.Recv.List) == 1 {
-				fn.key = recvType(d.Recv.List[0].Type) + "." + d.Name.Name
+				fn.key = typeName(d.Recv.List[0].Type) + "." + d.Name.Name
 			}
 			if d.Body != nil {
-				ast.Inspect(d.Body, func(n ast.Node) bool {
-					if c, ok := n.(*ast.CallExpr); ok {
-						if name := callName(c); name != "" {
-							fn.calls = append(fn.calls, name)
-						}
-					}
-					return true
-				})
 				for l := fset.Position(d.Body.Lbrace).Line + 1; l < fset.Position(d.Body.Rbrace).Line && l <= len(lines); l++ {
 					if t := normLine(lines[l-1]); t != "" && !rePunct.MatchString(t) {
 						fn.body = append(fn.body, t)
@@ -98,7 +91,8 @@ func parseGo(name string, lines []string) *goSource {
 }
 
 // delegates reports whether a body is one call, returned or not, given
-// only names, fields and literals.
+// only names, fields and literals, or returns a field as it is (a getter:
+// `return c.connectionGood`).
 func delegates(b *ast.BlockStmt) bool {
 	if b == nil || len(b.List) != 1 {
 		return false
@@ -108,6 +102,9 @@ func delegates(b *ast.BlockStmt) bool {
 	case *ast.ReturnStmt:
 		if len(s.Results) == 1 {
 			call = s.Results[0]
+		}
+		if _, ok := call.(*ast.SelectorExpr); ok {
+			return true
 		}
 	case *ast.ExprStmt:
 		call = s.X
@@ -124,6 +121,21 @@ func delegates(b *ast.BlockStmt) bool {
 		}
 	}
 	return true
+}
+
+// text returns the source of a node, its runs of white space made one
+// space.
+func (g *goSource) text(n ast.Node) string {
+	from, to := g.fset.Position(n.Pos()).Offset, g.fset.Position(n.End()).Offset
+	if from < 0 || to > len(g.src) || from > to {
+		return ""
+	}
+	return normLine(g.src[from:to])
+}
+
+// lines returns the first and last line of a node.
+func (g *goSource) lines(n ast.Node) (from, to int) {
+	return g.fset.Position(n.Pos()).Line, g.fset.Position(n.End()).Line
 }
 
 // funcAt returns the function declared across line, or nil.
@@ -190,65 +202,104 @@ func similarBodies(a, b []string) bool {
 }
 
 // exercised returns whether the package's tests exercise a function of
-// x's package at head: a test names it, or names a function of the
-// package that calls it, directly or through others.
+// x's package at head: a test names it (a method on a value of its type,
+// where syntax tells the type), or names a function of the package that
+// calls it, directly or through others.
 func (r *review) exercised(x *file) (func(*goFunc) bool, error) {
-	dir := path.Dir(x.path)
-	if cov, ok := r.covered[dir]; ok {
-		return func(f *goFunc) bool { return cov[f.key] }, nil
-	}
-	refs, err := r.testRefs(dir)
+	p, err := r.pkg(path.Dir(x.path))
 	if err != nil {
 		return nil, err
 	}
-	cov := map[string]bool{}
-	if len(refs) > 0 {
-		funcs, err := r.packageFuncs(dir)
+	return func(f *goFunc) bool { return p.covered[f.key] }, nil
+}
+
+// goPackage is what the specialist knows of a Go package at head: its
+// functions, its types and results for resolving names, its tests, and
+// the functions they exercise (by key).
+type goPackage struct {
+	tt      typeTable
+	byKey   map[string]*goFunc
+	byName  map[string][]*goFunc
+	tests   []testSource
+	covered map[string]bool
+}
+
+// reaches reports whether refs reach f.
+func (p *goPackage) reaches(refs []ref, f *goFunc) bool {
+	for _, rf := range refs {
+		if rf.name == f.name && slices.Contains(targets(rf, p.byKey, p.byName), f) {
+			return true
+		}
+	}
+	return false
+}
+
+// pkg returns the Go package in dir, read once.
+func (r *review) pkg(dir string) (*goPackage, error) {
+	if p, ok := r.pkgs[dir]; ok {
+		return p, nil
+	}
+	tests, err := r.testSources(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &goPackage{tt: typeTable{results: map[string]string{}, types: map[string]bool{}},
+		byKey: map[string]*goFunc{}, byName: map[string][]*goFunc{}, tests: tests, covered: map[string]bool{}}
+	if len(tests) > 0 {
+		srcs, err := r.packageSources(dir)
 		if err != nil {
 			return nil, err
 		}
-		byName := map[string][]*goFunc{}
-		for _, f := range funcs {
-			byName[f.name] = append(byName[f.name], f)
-		}
-		var queue []*goFunc
-		for _, f := range funcs {
-			if refs[f.name] && !cov[f.key] {
-				cov[f.key] = true
-				queue = append(queue, f)
+		for _, g := range srcs {
+			p.tt.addFile(g.file)
+			for _, f := range g.funcs {
+				p.byKey[f.key] = f
+				p.byName[f.name] = append(p.byName[f.name], f)
 			}
 		}
-		for len(queue) > 0 {
-			f := queue[0]
-			queue = queue[1:]
-			for _, c := range f.calls {
-				for _, g := range byName[c] {
-					if !cov[g.key] {
-						cov[g.key] = true
+		for _, ts := range tests {
+			if ts.g != nil {
+				p.tt.addFile(ts.g.file)
+			}
+		}
+		var queue []*goFunc
+		reach := func(refs []ref) {
+			for _, rf := range refs {
+				for _, g := range targets(rf, p.byKey, p.byName) {
+					if !p.covered[g.key] {
+						p.covered[g.key] = true
 						queue = append(queue, g)
 					}
 				}
 			}
 		}
+		for _, ts := range tests {
+			reach(ts.refs(p.tt))
+		}
+		for len(queue) > 0 {
+			f := queue[0]
+			queue = queue[1:]
+			reach(p.tt.refsOf(f.decl, true))
+		}
 	}
-	if r.covered == nil {
-		r.covered = map[string]map[string]bool{}
+	if r.pkgs == nil {
+		r.pkgs = map[string]*goPackage{}
 	}
-	r.covered[dir] = cov
-	return func(f *goFunc) bool { return cov[f.key] }, nil
+	r.pkgs[dir] = p
+	return p, nil
 }
 
-// packageFuncs returns the functions of the Go package in dir at head:
-// of all its source files when the change's source can list them, else
-// of those the change touches.
-func (r *review) packageFuncs(dir string) ([]*goFunc, error) {
-	var out []*goFunc
+// packageSources returns the source files of the Go package in dir at
+// head, parsed: all of them when the change's source can list them, else
+// those the change touches.
+func (r *review) packageSources(dir string) ([]*goSource, error) {
+	var out []*goSource
 	seen := map[string]bool{}
 	for _, x := range r.files {
 		if x.eco.name == "go" && !x.test && x.f.Status != change.StatusDeleted && path.Dir(x.path) == dir {
 			seen[x.path] = true
 			if g := r.goHead(x); g != nil {
-				out = append(out, g.funcs...)
+				out = append(out, g)
 			}
 		}
 	}
@@ -275,19 +326,41 @@ func (r *review) packageFuncs(dir string) ([]*goFunc, error) {
 			continue
 		}
 		if g := r.goParsed("head:"+p, p, strings.Split(string(data), "\n")); g != nil {
-			out = append(out, g.funcs...)
+			out = append(out, g)
 		}
 	}
 	return out, nil
 }
 
-// testRefs returns the names that the tests of the package in dir use,
-// at head: those of all its _test.go files when the change's source can
-// list them, else those the change touches.
-func (r *review) testRefs(dir string) (map[string]bool, error) {
-	if refs, ok := r.refs[dir]; ok {
-		return refs, nil
+// testSource is a test file: parsed, or, when it does not parse, the
+// names it uses.
+type testSource struct {
+	g     *goSource
+	names []string
+}
+
+// refs returns the uses of names in the test file: by syntax where it
+// parses, else every name it uses, as if selected from a value of
+// unknown type.
+func (ts testSource) refs(tt typeTable) []ref {
+	if ts.g == nil {
+		out := make([]ref, len(ts.names))
+		for i, n := range ts.names {
+			out[i] = ref{name: n}
+		}
+		return out
 	}
+	var out []ref
+	for _, f := range ts.g.funcs {
+		out = append(out, tt.refsOf(f.decl, false)...)
+	}
+	return out
+}
+
+// testSources returns the tests of the package in dir at head: all its
+// _test.go files when the change's source can list them, else those the
+// change touches.
+func (r *review) testSources(dir string) ([]testSource, error) {
 	tests, known, err := r.packageTests(dir)
 	if err != nil {
 		return nil, err
@@ -300,26 +373,33 @@ func (r *review) testRefs(dir string) (map[string]bool, error) {
 			}
 		}
 	}
-	refs := map[string]bool{}
+	var out []testSource
 	for _, p := range tests {
-		data, err := r.c.ReadFile(r.ctx, p)
+		ts, err := r.testSource(p)
 		if err != nil {
-			if r.ctx.Err() != nil {
-				return nil, r.ctx.Err()
-			}
-			continue
+			return nil, err
 		}
-		for _, l := range mask(string(data), syntaxC) {
-			for _, w := range reIdent.FindAllString(l, -1) {
-				refs[w] = true
-			}
-		}
+		out = append(out, ts)
 	}
-	if r.refs == nil {
-		r.refs = map[string]map[string]bool{}
+	return out, nil
+}
+
+// testSource reads the test file at p at head; an empty one when it
+// cannot be read.
+func (r *review) testSource(p string) (testSource, error) {
+	data, err := r.c.ReadFile(r.ctx, p)
+	if err != nil {
+		return testSource{}, r.ctx.Err()
 	}
-	r.refs[dir] = refs
-	return refs, nil
+	lines := strings.Split(string(data), "\n")
+	if g := r.goParsed("head:"+p, p, lines); g != nil {
+		return testSource{g: g}, nil
+	}
+	var names []string
+	for _, l := range mask(string(data), syntaxC) {
+		names = append(names, reIdent.FindAllString(l, -1)...)
+	}
+	return testSource{names: names}, nil
 }
 
 // goHead and goBase return x parsed at head and at base, nil when it is

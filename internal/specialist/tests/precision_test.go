@@ -291,12 +291,14 @@ func TestGoTestRemovedWithRevertedFeatureIsClean(t *testing.T) {
 	check(t, fs, files)
 }
 
-// An exported wrapper that only hands its arguments on is not worth a
-// test of its own; one that computes is.
+// An exported wrapper that only hands its arguments on, or a getter that
+// returns a field as it is, is not worth a test of its own; one that
+// computes is.
 func TestGoDelegatingExportIsClean(t *testing.T) {
 	t.Parallel()
 	head := map[string]string{
 		"calc/calc.go": goCalc + "\n// AddTo adds b to a.\nfunc AddTo(a, b int) int {\n\treturn sum(a, b)\n}\n\nfunc sum(a, b int) int { return a + b }\n\n" +
+			"// Acc accumulates.\ntype Acc struct{ n int }\n\n// N is the sum so far.\nfunc (a *Acc) N() int {\n\treturn a.n\n}\n\n" +
 			"// Twice doubles a.\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n",
 	}
 	fs, _, files := runReview(t, nil, goBase(), head)
@@ -392,4 +394,295 @@ func TestPythonCoverageAdviceOnlyWhereTheProjectKeepsTests(t *testing.T) {
 	base["test_area.py"] = "from area import score\n\n\ndef test_score():\n    assert score(0) == 0\n"
 	fs, _, files = runReview(t, nil, base, map[string]string{"area.py": pyScore()})
 	check(t, fs, files, want{"area.py", "", RuleUntestedChange, "low"})
+}
+
+// descSource is a package whose Desc keeps the error of its making, read
+// through the field at base and through an accessor at head.
+const descSource = "package metric\n\nimport \"errors\"\n\n// Desc describes a metric.\ntype Desc struct{ err error }\n\n" +
+	"// NewDesc makes a Desc; its error says what is wrong with name.\nfunc NewDesc(name string) *Desc {\n\tif name == \"\" {\n\t\treturn &Desc{err: errors.New(\"empty name\")}\n\t}\n\treturn &Desc{}\n}\n"
+
+const descTest = `package metric
+
+import "testing"
+
+func TestNewDescEmptyName(t *testing.T) {
+	desc := NewDesc("")
+	if desc.err == nil {
+		t.Errorf("NewDesc: want an error, got %v", desc.err)
+	}
+}
+`
+
+// A check rewritten from a field to its new accessor (desc.err to
+// desc.Err()) still checks the same subject: not an assertion removed.
+// The check dropped while desc is still made is.
+func TestGoCheckRewrittenToAccessorIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"metric/desc.go": descSource, "metric/desc_test.go": descTest}
+	head := map[string]string{
+		"metric/desc.go":      descSource + "\n// Err is the error of the Desc's making.\nfunc (d *Desc) Err() error { return d.err }\n",
+		"metric/desc_test.go": strings.ReplaceAll(descTest, "desc.err", "desc.Err()"),
+	}
+	fs, _, files := runReview(t, nil, base, head)
+	check(t, fs, files)
+
+	head["metric/desc_test.go"] = strings.Replace(descTest, "\tif desc.err == nil {\n\t\tt.Errorf(\"NewDesc: want an error, got %v\", desc.err)\n\t}\n", "\t_ = desc.Err()\n", 1)
+	fs, _, files = runReview(t, nil, base, head)
+	check(t, fs, files, want{"metric/desc_test.go", "_ = desc.Err()", RuleAssertionRemoved, "medium"})
+}
+
+const jsFindTest = `import { find } from "./find";
+
+describe("find", () => {
+  it("finds by id", () => {
+    const results = find(db, id);
+    const count = db.count();
+    expect(results).toHaveLength(1);
+    expect(results[0].id).toBe(id);
+    expect(count).toBe(3);
+  });
+});
+`
+
+// An expectation replaced by a stricter one on the same subject
+// (toHaveLength(1) and a member's toBe by toEqual of the whole list)
+// checks more, not less: not an assertion removed. One whose subject is
+// no longer checked at all is.
+func TestJSExpectationMadeStricterIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"src/find.ts": "export function find(db, id) { return db.get(id); }\n", "src/find.test.ts": jsFindTest, "package.json": "{}\n"}
+	stricter := strings.Replace(jsFindTest, "    expect(results).toHaveLength(1);\n    expect(results[0].id).toBe(id);\n",
+		"    expect(results).toEqual([{ id }]);\n", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"src/find.test.ts": stricter})
+	check(t, fs, files)
+
+	lost := strings.Replace(stricter, "    expect(count).toBe(3);\n", "", 1)
+	fs, _, files = runReview(t, nil, base, map[string]string{"src/find.test.ts": lost})
+	check(t, fs, files, want{"src/find.test.ts", "expect(results).toEqual([{ id }]);", RuleAssertionRemoved, "medium"})
+	if len(fs) != 1 || !strings.Contains(fs[0].Headline, "expect(count).toBe(3)") {
+		t.Errorf("findings %+v, want the count's check named", fs)
+	}
+}
+
+// feedHandler is a handler of package handler, at base: it asks the store
+// whether a category exists and answers 400 when it does not. extra is
+// more of its body.
+func feedHandler(name, extra string) string {
+	return fmt.Sprintf(`package handler
+
+import "net/http"
+
+// %[1]s updates a feed of the category in the request.
+func (h *Handler) %[1]s(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("category")
+	if !h.store.CategoryExists(id) {
+		http.Error(w, "no such category", http.StatusBadRequest)
+		return
+	}
+%[2]s	w.WriteHeader(http.StatusNoContent)
+}
+`, name, extra)
+}
+
+// withError is a handler's change when CategoryExists returns (bool,
+// error): the error answered with a 500.
+func withError(src string) string {
+	return strings.Replace(src, "\tif !h.store.CategoryExists(id) {\n",
+		"\texists, err := h.store.CategoryExists(id)\n\tif err != nil {\n\t\thttp.Error(w, err.Error(), http.StatusInternalServerError)\n\t\treturn\n\t}\n\tif !exists {\n", 1)
+}
+
+const categoryStore = `package store
+
+import "database/sql"
+
+// Storage is the database.
+type Storage struct{ db *sql.DB }
+
+// Count counts the categories.
+func (s *Storage) Count() int {
+	var n int
+	s.db.QueryRow("SELECT count(*) FROM categories").Scan(&n)
+	return n
+}
+
+// CategoryExists reports whether the category id exists.
+func (s *Storage) CategoryExists(id string) bool {
+	var result bool
+	s.db.QueryRow("SELECT true FROM categories WHERE id=$1", id).Scan(&result)
+	return result
+}
+`
+
+// A change that propagates a new (bool, error) result through the
+// handlers (the only new path is a database error the tests cannot
+// inject) adds no behavior to test: no coverage advice. A handler given
+// new checks of its own still gets it.
+func TestGoErrorPropagatedThroughHandlersIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"store/store.go":          categoryStore,
+		"store/store_test.go":     "package store\n\nimport \"testing\"\n\nfunc TestCount(t *testing.T) {\n\tif (&Storage{}).Count() < 0 {\n\t\tt.Error(\"count\")\n\t}\n}\n",
+		"handler/handler.go":      "package handler\n\n// Handler serves the API.\ntype Handler struct{ store interface{ CategoryExists(string) bool } }\n",
+		"handler/handler_test.go": "package handler\n\nimport \"testing\"\n\nfunc TestHandler(t *testing.T) {\n\tif (&Handler{}) == nil {\n\t\tt.Error(\"nil\")\n\t}\n}\n",
+	}
+	head := map[string]string{
+		"store/store.go": strings.Replace(strings.Replace(categoryStore, "func (s *Storage) CategoryExists(id string) bool {", "func (s *Storage) CategoryExists(id string) (bool, error) {", 1),
+			"\ts.db.QueryRow(\"SELECT true FROM categories WHERE id=$1\", id).Scan(&result)\n\treturn result\n",
+			"\terr := s.db.QueryRow(\"SELECT true FROM categories WHERE id=$1\", id).Scan(&result)\n\tif err != nil {\n\t\treturn false, fmt.Errorf(\"store: category %s: %w\", id, err)\n\t}\n\treturn result, nil\n", 1),
+		"handler/handler.go": "package handler\n\n// Handler serves the API.\ntype Handler struct{ store interface{ CategoryExists(string) (bool, error) } }\n",
+	}
+	for _, name := range []string{"UpdateFeed", "CreateFeed", "MarkRead"} {
+		p := "handler/" + strings.ToLower(name) + ".go"
+		base[p] = feedHandler(name, "")
+		head[p] = withError(feedHandler(name, ""))
+	}
+	fs, _, files := runReview(t, nil, base, head)
+	check(t, fs, files)
+
+	head["handler/createfeed.go"] = withError(feedHandler("CreateFeed", "\tid = strings.TrimSpace(id)\n\tif len(id) > 64 {\n\t\thttp.Error(w, \"category id too long\", http.StatusBadRequest)\n\t\treturn\n\t}\n"+
+		"\tif strings.HasPrefix(id, \"-\") {\n\t\thttp.Error(w, \"category id starts with a dash\", http.StatusBadRequest)\n\t\treturn\n\t}\n"))
+	fs, _, files = runReview(t, nil, base, head)
+	check(t, fs, files, want{"handler/createfeed.go", "", RuleUntestedChange, "low"})
+}
+
+// client is a file of package api whose request is built one builder
+// call at a time; chained, the same calls in one expression.
+func client(name string, chained bool) string {
+	body := "\tb := newBuilder(c.base)\n\tb.Method(\"GET\")\n\tb.Path(path)\n\tb.Header(\"Accept\", \"application/json\")\n\tb.Header(\"User-Agent\", c.agent)\n\tb.Timeout(c.timeout)\n\treturn b.Build()\n"
+	if chained {
+		body = "\treturn newBuilder(c.base).\n\t\tMethod(\"GET\").\n\t\tPath(path).\n\t\tHeader(\"Accept\", \"application/json\").\n\t\tHeader(\"User-Agent\", c.agent).\n\t\tTimeout(c.timeout).\n\t\tBuild()\n"
+	}
+	return fmt.Sprintf("package api\n\n// %[1]sRequest makes the request of the %[1]s endpoint.\nfunc (c *Client) %[1]sRequest(path string) *Request {\n%[2]s}\n", name, body)
+}
+
+// Builder calls rewritten as one method chain (each method returns the
+// builder) are the same calls: no new behavior, no coverage advice. A
+// chain that makes a new call is new behavior.
+func TestGoBuilderCallsChainedIsClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"api/builder.go":  "package api\n\n// Client calls the API.\ntype Client struct{ base, agent string; timeout int }\n\n// Request is a request.\ntype Request struct{}\n",
+		"api/api_test.go": "package api\n\nimport \"testing\"\n\nfunc TestClient(t *testing.T) {\n\tif (&Client{}) == nil {\n\t\tt.Error(\"nil\")\n\t}\n}\n",
+	}
+	head := map[string]string{}
+	for _, name := range []string{"Users", "Groups", "Feeds"} {
+		p := "api/" + strings.ToLower(name) + ".go"
+		base[p] = client(name, false)
+		head[p] = client(name, true)
+	}
+	fs, _, files := runReview(t, nil, base, head)
+	check(t, fs, files)
+
+	for _, name := range []string{"Users", "Groups"} {
+		p := "api/" + strings.ToLower(name) + ".go"
+		head[p] = strings.Replace(client(name, true), "\t\tBuild()\n", "\t\tRetry(3).\n\t\tBuild()\n", 1)
+	}
+	fs, _, files = runReview(t, nil, base, head)
+	check(t, fs, files, want{"api/groups.go", "", RuleUntestedChange, "low"})
+}
+
+const muxSource = `package router
+
+// Mux routes requests.
+type Mux struct{ routes map[string]func() }
+
+// NewMux makes a Mux.
+func NewMux() *Mux { return &Mux{routes: map[string]func(){}} }
+
+// Post routes a POST to h.
+func (m *Mux) Post(p string, h func()) {
+	if p == "" {
+		p = "/"
+	}
+	m.routes["POST "+p] = h
+}
+`
+
+const muxTest = `package router
+
+import "testing"
+
+func TestPost(t *testing.T) {
+	m := NewMux()
+	m.Post("/a", func() {})
+	if len(m.routes) != 1 {
+		t.Fatal("not routed")
+	}
+}
+`
+
+// groupSource is a new type of package router whose Post has the lines of
+// body.
+func groupSource(body string) string {
+	return "package router\n\nimport \"strings\"\n\n// Group routes under a prefix.\ntype Group struct {\n\tprefix string\n\tmux    *Mux\n}\n\n" +
+		"// Post routes a POST under the group's prefix.\nfunc (g *Group) Post(p string, h func()) {\n" + body + "\tg.mux.routes[\"POST \"+g.prefix+p] = h\n}\n"
+}
+
+// A test of Mux.Post does not exercise a new Group.Post: coverage is
+// credited by the receiver's type where the test's syntax tells it (m :=
+// NewMux()), not by the method's name. A test that calls Post on a Group
+// does exercise it.
+func TestGoMethodCreditedByReceiverType(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"router/mux.go": muxSource, "router/mux_test.go": muxTest}
+	small := "\tif !strings.HasPrefix(p, \"/\") {\n\t\tp = \"/\" + p\n\t}\n"
+	fs, _, files := runReview(t, nil, base, map[string]string{"router/group.go": groupSource(small)})
+	check(t, fs, files, want{"router/group.go", "func (g *Group) Post", RuleUntestedExport, "low"})
+
+	large := small + "\tp = strings.TrimSuffix(p, \"/\")\n\tif p == \"\" {\n\t\tp = \"/\"\n\t}\n\tif strings.Contains(p, \"//\") {\n\t\tp = strings.ReplaceAll(p, \"//\", \"/\")\n\t}\n\tp = strings.ToLower(p)\n"
+	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files, want{"router/group.go", "", RuleUntestedChange, "low"})
+
+	// A receiver whose type the syntax does not tell (a table's field)
+	// is credited by name, as before.
+	table := muxTest + "\nfunc TestPosts(t *testing.T) {\n\tfor _, tc := range []struct{ r interface{ Post(string, func()) } }{} {\n\t\ttc.r.Post(\"/b\", nil)\n\t}\n}\n"
+	fs, _, files = runReview(t, nil, map[string]string{"router/mux.go": muxSource, "router/mux_test.go": table}, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files)
+
+	tested := muxTest + "\nfunc TestGroupPost(t *testing.T) {\n\tg := &Group{prefix: \"/api\", mux: NewMux()}\n\tg.Post(\"a\", func() {})\n\tif g.mux.routes[\"POST /api/a\"] == nil {\n\t\tt.Fatal(\"not routed\")\n\t}\n}\n"
+	base["router/mux_test.go"] = tested
+	fs, _, files = runReview(t, nil, base, map[string]string{"router/group.go": groupSource(large)})
+	check(t, fs, files)
+}
+
+const jsHelp = `import { stripVTControlCharacters } from "node:util";
+
+export function stripColor(str) {
+  const re = /\x1b\[[0-9;]*m/g;
+  return str.replace(re, "");
+}
+
+export function width(str) {
+  return stripColor(str).length;
+}
+`
+
+const jsStripTest = `import { stripColor } from "../lib/help.js";
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+
+describe("internal stripColor()", () => {
+  test("SGR only", () => {
+    assert.equal(stripColor("\x1b[4m"), "");
+  });
+
+  test("SGR at start", () => {
+    assert.equal(stripColor("\x1b[4mX"), "X");
+  });
+});
+`
+
+// A test file deleted with the function it tested (commander.js replaced
+// its stripColor with node's stripVTControlCharacters) lost nothing; one
+// deleted while its function stays is reported.
+func TestJSTestsDeletedWithTheirFunctionAreClean(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"lib/help.js": jsHelp, "tests/help.strip.test.js": jsStripTest, "package.json": "{}\n"}
+	without := strings.Replace(jsHelp, "export function stripColor(str) {\n  const re = /\\x1b\\[[0-9;]*m/g;\n  return str.replace(re, \"\");\n}\n\n", "", 1)
+	without = strings.Replace(without, "stripColor(str).length", "stripVTControlCharacters(str).length", 1)
+	fs, _, files := runReview(t, nil, base, map[string]string{"lib/help.js": without, "tests/help.strip.test.js": ""})
+	check(t, fs, files)
+
+	fs, _, files = runReview(t, nil, base, map[string]string{"tests/help.strip.test.js": ""})
+	check(t, fs, files, want{"tests/help.strip.test.js", "", RuleTestDeleted, "medium"})
 }

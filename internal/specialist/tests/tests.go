@@ -11,10 +11,12 @@
 // with go/parser. Precision comes first: every finding should be one a
 // careful reviewer would post. Coverage advice is one low finding per
 // change, and only for new behavior: lines moved or renamed (anywhere in
-// the change), call sites updated for a new signature and, in Go,
-// functions the package's tests already reach are not counted. A Go
+// the change), call sites updated for a new signature and, in Go, lines
+// that only hand up a new error or rearrange calls the change removes, and
+// functions the package's tests already reach (a method through a value
+// of its own type, where syntax tells the type) are not counted. A Go
 // assertion is "removed" only while the call it checked is still made and
-// its result still assigned. A skip counts in a test that ran before; a
+// its result still assigned and no check of the same subject remains. A skip counts in a test that ran before; a
 // test removed with the code it tested, moved, or merged into another is
 // not lost. Where the conventions leave room for doubt, it says nothing.
 package tests
@@ -114,17 +116,17 @@ type review struct {
 	// adds, trimmed, per ecosystem: where removed tests' lines come back,
 	// the tests were moved or renamed.
 	addedTestLines map[*ecosystem]map[string]bool
-	// moved indexes the change's removed lines; refs holds, per Go
-	// package directory, the names its tests use.
+	// moved indexes the change's removed lines.
 	moved movedIndex
-	refs  map[string]map[string]bool
 	// parsed caches Go files parsed at base and at head.
 	parsed map[string]*goSource
-	// covered holds, per Go package directory, the functions (by key)
-	// that its tests exercise.
-	covered map[string]map[string]bool
-	// goneDecls holds the names the change's Go source no longer declares.
+	// pkgs holds, per Go package directory, what is known of the
+	// package at head (goPackage).
+	pkgs map[string]*goPackage
+	// goneDecls holds the names the change's Go source no longer declares;
+	// goneCalls the calls it no longer makes where it made them (callSig).
 	goneDecls map[string]bool
+	goneCalls map[string]bool
 	// untestedDirs caches untestedPackage.
 	untestedDirs map[string]bool
 	// keeps caches keptTests by ecosystem and top-level directory.
@@ -718,12 +720,59 @@ func (r *review) gone(x *file, removed []string) []string {
 	var out []string
 	for _, n := range removed {
 		if r.addedTests[x.eco][n] || r.removedCode[x.eco][subject(n)] || slices.Contains(out, n) ||
-			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) {
+			r.replacedBy(x, n) || r.testsRemovedCode(x, n) || (x.eco.name == "go" && r.sourceDeletedWith(x)) ||
+			r.callsRemovedCode(x, n) {
 			continue
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// reCalled matches a call in a masked line, the name called in group 1.
+var reCalled = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`)
+
+// callsRemovedCode reports whether the test n, removed from x (outside
+// Go, which testsRemovedCode reads), calls a function the change removes
+// from the source: the test went with the code it tested (commander.js
+// deleted its stripColor for node's stripVTControlCharacters, and the
+// tests of stripColor with it). The test runs from its declaration to the
+// next one.
+func (r *review) callsRemovedCode(x *file, n string) bool {
+	if x.eco.name == "go" || len(r.removedCode[x.eco]) == 0 {
+		return false
+	}
+	in := false
+	for i, raw := range x.base {
+		if i >= len(x.baseMask) {
+			break
+		}
+		masked := x.baseMask[i]
+		if name, ok := x.declared(raw, masked); ok {
+			if in {
+				return false // the next test
+			}
+			in = name == n
+		}
+		if !in {
+			continue
+		}
+		for _, m := range reCalled.FindAllStringSubmatch(masked, -1) {
+			if !keywords[m[1]] && r.removedCode[x.eco][subject(m[1])] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// declared returns the name of the test a line declares, if it declares
+// one (an annotated test's name is on a later line, and is not read).
+func (x *file) declared(raw, masked string) (string, bool) {
+	if x.eco.testDecl == nil {
+		return "", false
+	}
+	return declName(x.eco.testDecl, raw, masked)
 }
 
 // replacedBy reports whether a test the change adds replaces the removed
@@ -789,8 +838,9 @@ func (r *review) removedAssertions(x *file) {
 	for _, h := range x.f.Hunks {
 		hc := hunkCount{h: h, firstRemoved: -1}
 		inRemovedTest := x.removedTestLines(h)
+		kept, replacing := x.keptExpectations(h)
 		for i, l := range h.Lines {
-			if l.Kind == change.KindContext || !x.inTest(l) || inRemovedTest[i] {
+			if l.Kind == change.KindContext || !x.inTest(l) || inRemovedTest[i] || kept[i] || replacing[i] {
 				continue
 			}
 			raw, masked := x.line(l)
@@ -1208,15 +1258,19 @@ func suggestTest(eco *ecosystem, p string) string {
 // file: code, not comments, imports or brackets; not lines the change
 // moves from elsewhere or that only edit a call they replace; for Go only
 // inside function bodies (a new type or constant is not logic to test),
-// and not in functions the package's tests already exercise.
+// not lines that only hand up a new error or rearrange calls the change
+// removes (plumbing), and not in functions the package's tests already
+// exercise.
 func (r *review) newLogic(x *file) (newLogic, error) {
 	nl := newLogic{x: x}
 	var inBody func(int) bool
 	var exercised func(*goFunc) bool
 	var head *goSource
+	var plumbing map[int]bool
 	if x.eco.name == "go" {
 		inBody = goBodies(x.path, strings.Join(x.head, "\n"))
 		head = r.goHead(x)
+		plumbing = r.plumbing(head)
 		var err error
 		if exercised, err = r.exercised(x); err != nil {
 			return nl, err
@@ -1229,7 +1283,7 @@ func (r *review) newLogic(x *file) (newLogic, error) {
 				continue
 			}
 			raw, masked := x.line(l)
-			if !isLogic(masked) || r.isMoved(x, raw) {
+			if !isLogic(masked) || r.isMoved(x, raw) || plumbing[l.NewNumber] {
 				continue
 			}
 			if inBody != nil && !inBody(l.NewNumber) {
