@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/quorum-review/quorum/internal/sandbox"
 )
@@ -138,7 +139,8 @@ var (
 // version of its source: a static program (CGO_ENABLED=0), built by the
 // go command quorum already requires from the source quorum embeds, into
 // a directory named by the source's hash under processCacheDir, with a
-// build cache of its own that no sandboxed go command writes.
+// build cache of its own, removed after (no sandboxed go command ever
+// wrote it).
 func (l *Loader) bridge(ctx context.Context) (string, error) {
 	bridgeMu.Lock()
 	defer bridgeMu.Unlock()
@@ -151,18 +153,25 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	// and run the program; its build cache and sources stay 0700.
 	dir := filepath.Join(base, hex.EncodeToString(sum[:12]))
 	exe := filepath.Join(dir, "bridge")
-	if _, err := os.Stat(exe); err == nil {
-		bridgeExe = exe
-		return exe, nil
-	}
-	cache, src := filepath.Join(base, "build"), filepath.Join(base, "src")
-	for _, d := range []string{cache, src, dir} {
+	src := filepath.Join(base, "src")
+	for _, d := range []string{src, dir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return "", fmt.Errorf("build the fetch's bridge: %w", err)
 		}
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	// What runs in the sandbox is only what quorum's user built (the
+	// cache directory may be the temporary one, others' to write).
+	for _, p := range []string{base, src, dir} {
+		if err := quorums(p); err != nil {
+			return "", fmt.Errorf("build the fetch's bridge: %w", err)
+		}
+	}
+	if err := quorums(exe); err == nil {
+		bridgeExe = exe
+		return exe, nil
 	}
 	work, err := os.MkdirTemp(src, "")
 	if err != nil {
@@ -176,7 +185,7 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, l.goPath, "build", "-trimpath", "-o", tmp, "main.go")
 	cmd.Dir = work
 	cmd.Env = []string{"PATH=" + filepath.Dir(l.goPath) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + work, "GOCACHE=" + cache, "GOPATH=" + filepath.Join(work, "gopath"), "GOENV=off", "GOWORK=off",
+		"HOME=" + work, "GOCACHE=" + filepath.Join(work, "cache"), "GOPATH=" + filepath.Join(work, "gopath"), "GOENV=off", "GOWORK=off",
 		"GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPROXY=off", "GOTELEMETRY=off", "TMPDIR=" + work}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
@@ -192,6 +201,20 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	}
 	bridgeExe = exe
 	return exe, nil
+}
+
+// quorums checks that p is quorum's user's and that no one else may
+// write it.
+func quorums(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode()&(fs.ModeSymlink|0o022) != 0 {
+		return fmt.Errorf("%s is not quorum's own (owner, mode %s)", p, fi.Mode())
+	}
+	return nil
 }
 
 // confinement is one load's sandbox of the go command.
