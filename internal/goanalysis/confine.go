@@ -1,6 +1,11 @@
 package goanalysis
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/quorum-review/quorum/internal/sandbox"
 )
@@ -53,14 +59,7 @@ func dispatcher() (string, error) {
 	dispatchMu.Lock()
 	defer dispatchMu.Unlock()
 	if dispatchBin == "" {
-		base, err := os.UserCacheDir()
-		if err == nil {
-			base = filepath.Join(base, "quorum")
-			err = os.MkdirAll(base, 0o700)
-		}
-		if err != nil {
-			base = os.TempDir()
-		}
+		base := processCacheDir()
 		// One directory for every process; each writes the script anew
 		// (atomically), in case an older quorum wrote another.
 		dir := filepath.Join(base, "go-dispatch")
@@ -105,14 +104,131 @@ func dispatcher() (string, error) {
 	return self, nil
 }
 
+// processCacheDir is the directory, under the user's cache directory (or
+// the temporary one), of what quorum keeps for every process of its user:
+// the dispatcher, the fetch's bridge. Only quorum writes it.
+func processCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err == nil {
+		base = filepath.Join(base, "quorum")
+		err = os.MkdirAll(base, 0o700)
+	}
+	if err != nil {
+		base = os.TempDir()
+	}
+	return base
+}
+
+// bridgeSource is the fetch's bridge (bridge/main.go): inside the fetch's
+// sandbox, it forwards the go command's connections to the sandbox's own
+// loopback to quorum's proxy, on a Unix socket bound into it.
+//
+//go:embed bridge/main.go
+var bridgeSource []byte
+
+// bridgeAddr is where the bridge listens, on the loopback of the fetch's
+// network namespace, which only the fetch's go command shares.
+const bridgeAddr = "127.0.0.1:7070"
+
+var (
+	bridgeMu  sync.Mutex
+	bridgeExe string
+)
+
+// bridge returns the bridge's executable, built once per machine and
+// version of its source: a static program (CGO_ENABLED=0), built by the
+// go command quorum already requires from the source quorum embeds, into
+// a directory named by the source's hash under processCacheDir, with a
+// build cache of its own, removed after (no sandboxed go command ever
+// wrote it).
+func (l *Loader) bridge(ctx context.Context) (string, error) {
+	bridgeMu.Lock()
+	defer bridgeMu.Unlock()
+	if bridgeExe != "" {
+		return bridgeExe, nil
+	}
+	sum := sha256.Sum256(bridgeSource)
+	base := filepath.Join(processCacheDir(), "go-bridge")
+	// The directory is shown to the sandbox (read-only): others may read
+	// and run the program; its build cache and sources stay 0700.
+	dir := filepath.Join(base, hex.EncodeToString(sum[:12]))
+	exe := filepath.Join(dir, "bridge")
+	src := filepath.Join(base, "src")
+	for _, d := range []string{src, dir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", fmt.Errorf("build the fetch's bridge: %w", err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	// What runs in the sandbox is only what quorum's user built (the
+	// cache directory may be the temporary one, others' to write).
+	for _, p := range []string{base, src, dir} {
+		if err := quorums(p); err != nil {
+			return "", fmt.Errorf("build the fetch's bridge: %w", err)
+		}
+	}
+	if err := quorums(exe); err == nil {
+		bridgeExe = exe
+		return exe, nil
+	}
+	work, err := os.MkdirTemp(src, "")
+	if err != nil {
+		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	defer os.RemoveAll(work)
+	if err := os.WriteFile(filepath.Join(work, "main.go"), bridgeSource, 0o600); err != nil {
+		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	tmp := filepath.Join(dir, ".bridge-"+filepath.Base(work))
+	cmd := exec.CommandContext(ctx, l.goPath, "build", "-trimpath", "-o", tmp, "main.go")
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + filepath.Dir(l.goPath) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + work, "GOCACHE=" + filepath.Join(work, "cache"), "GOPATH=" + filepath.Join(work, "gopath"), "GOENV=off", "GOWORK=off",
+		"GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPROXY=off", "GOTELEMETRY=off", "TMPDIR=" + work}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("build the fetch's bridge: %v: %s", err, bytes.TrimSpace(out))
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	if err := os.Rename(tmp, exe); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("build the fetch's bridge: %w", err)
+	}
+	bridgeExe = exe
+	return exe, nil
+}
+
+// quorums checks that p is quorum's user's and that no one else may
+// write it.
+func quorums(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode()&(fs.ModeSymlink|0o022) != 0 {
+		return fmt.Errorf("%s is not quorum's own (owner, mode %s)", p, fi.Mode())
+	}
+	return nil
+}
+
 // confinement is one load's sandbox of the go command.
 type confinement struct {
 	env []string
 	// private holds the script, its seccomp filter and the go.mod
-	// copies; root's, not shown to the go command but for mod.
+	// copies; root's, not shown to the go command but for mod (and, for
+	// a fetch, the proxy's socket).
 	private string
 	mod     string
-	n       int
+	// socket is where a fetch's proxy listens: in a directory of
+	// private shown read-only to the go command, through the bridge.
+	socket string
+	n      int
 }
 
 func (c *confinement) release() { os.RemoveAll(c.private) }
@@ -122,8 +238,11 @@ func (c *confinement) script() string { return filepath.Join(c.private, "go") }
 
 // confine returns the sandbox of the go command for a load of the tree
 // at dir, or, online, for a fetch of its modules (fetch.go): with the
-// host's network, which it uses to reach the fetch's loopback proxy, and
-// the module cache writable.
+// module cache writable and, in its network namespace, which has nothing
+// but a loopback of its own, the bridge on bridgeAddr to the fetch's proxy,
+// which is to listen on the confinement's socket. Online, it needs
+// bubblewrap, and the bridge, which the fetch builds first with its
+// context (fetch.go checks and does both).
 func (l *Loader) confine(env []string, dir string, online bool) (*confinement, error) {
 	if _, err := dispatcher(); err != nil {
 		return nil, fmt.Errorf("confine the go command: %w", err)
@@ -167,8 +286,23 @@ func (l *Loader) confine(env []string, dir string, online bool) (*confinement, e
 		ReadOnly: []string{l.goRoot, dir},
 		Writable: []string{c.mod, l.sandboxCache},
 		Own:      []string{dir, c.mod},
-		Network:  online,
 		Set:      []string{"GOTOOLCHAIN=local"},
+	}
+	if online {
+		exe, err := l.bridge(context.Background())
+		if err != nil {
+			c.release()
+			return nil, fmt.Errorf("confine the go command: %w", err)
+		}
+		sockDir := filepath.Join(private, "proxy")
+		if err := os.Mkdir(sockDir, 0o700); err != nil {
+			c.release()
+			return nil, err
+		}
+		c.socket = filepath.Join(sockDir, "s")
+		spec.Before = []string{exe, bridgeAddr, c.socket}
+		spec.ReadOnly = append(spec.ReadOnly, sockDir)
+		spec.Own = append(spec.Own, sockDir)
 	}
 	if online && l.cfg.SeedModCache != "" && l.cfg.SeedModCache != l.modCache {
 		if _, err := os.Stat(l.cfg.SeedModCache); err == nil {

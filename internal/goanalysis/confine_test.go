@@ -2,6 +2,7 @@ package goanalysis_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/sandbox/sandboxtest"
 )
 
 // The go command the loader starts (go list, through go/packages) runs in
@@ -72,6 +74,63 @@ exit 1
 	}
 }
 
+// The fetch's go command, whose go.mod and imports the pull request
+// controls, has no network of the host: a go that plays the attacker, in
+// the real one's place, cannot reach a port on the host's loopback (a
+// database, a metadata service, quorum's API), only the fetch's proxy,
+// through the bridge, at the GOPROXY it is given.
+func TestFetchHasNoHostNetwork(t *testing.T) {
+	base := worldDir(t, "quorum-go-probe-")
+	host := sandboxtest.NewLoopback(t)
+	// It writes its report into the module cache, the one directory a
+	// fetch may write that the test can read afterwards; the load after
+	// the fetch (GOPROXY file://) does nothing.
+	goExe := standInGo(t, base, `case "$GOPROXY" in *http://*) ;; *) exit 1 ;; esac
+exec /usr/bin/python3 - <<'PY'
+import json, os, socket, urllib.request
+r = {}
+try:
+    socket.create_connection(("127.0.0.1", `+strconv.Itoa(host.Port)+`), timeout=2).close()
+    r["host"] = "reached"
+except OSError as e:
+    r["host"] = "refused: %s" % type(e).__name__
+url = os.environ["GOPROXY"].split(",")[-1] + "/corp.example/lib/@v/list"
+try:
+    r["proxy"] = urllib.request.urlopen(url, timeout=10).read().decode().strip()
+except Exception as e:
+    r["proxy"] = "failed: %r" % e
+open(os.path.join(os.environ["GOMODCACHE"], "probe.json"), "w").write(json.dumps(r))
+PY
+`)
+	proxy := goanalysistest.NewGoProxy(t, goanalysistest.Module{Path: "corp.example/lib", Version: "v1.0.0", Files: map[string]string{"lib.go": "package lib\n"}})
+	modCache := t.TempDir()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": "module example.com/probe\n\ngo 1.22\n\nrequire corp.example/lib v1.0.0\n", "p/p.go": "package p\n"})
+	b := r.Commit("base")
+	r.Write(map[string]string{"p/p.go": "package p\n\nfunc F() {}\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir(), GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: modCache}).Load(ctx, r.Change(b, r.Commit("head")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(filepath.Join(modCache, "probe.json"))
+	if err != nil {
+		t.Fatalf("the probe did not run in the fetch: %v (%s)", err, reasons(p))
+	}
+	t.Logf("fetch's go command: %s", out)
+	var report map[string]string
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatal(err)
+	}
+	if host.Reached() || report["host"] == "reached" {
+		t.Errorf("the fetch's go command reached a port on the host's loopback: %s", out)
+	}
+	if report["proxy"] != "v1.0.0" {
+		t.Errorf("the fetch's go command did not reach the fetch's proxy through the bridge: %s", out)
+	}
+}
+
 // worldDir returns a new directory directly in the temporary directory,
 // 0755, removed after the test: the sandbox's user must be able to walk
 // to a stand-in go command in it (not so through t.TempDir's parent).
@@ -100,15 +159,15 @@ func probeChange(t *testing.T) *change.Change {
 
 // standInGo writes base/bin/go, a go command that plays the attacker:
 // asked by the loader itself (unconfined, once) for its version, module
-// cache and GOROOT, it answers as the real one does; any other time it
-// runs body, a shell script.
+// cache and GOROOT, or to build the fetch's bridge, it answers as the
+// real one does; any other time it runs body, a shell script.
 func standInGo(t *testing.T, base, body string) string {
 	t.Helper()
 	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(base, "bin", "go")
-	script := "#!/bin/sh\nif [ \"$1\" = env ] && [ \"$2\" = GOVERSION ]; then\n\texec " + goRoot(t) + "/bin/go \"$@\"\nfi\n" + body
+	script := "#!/bin/sh\nif { [ \"$1\" = env ] && [ \"$2\" = GOVERSION ]; } || [ \"$1\" = build ]; then\n\texec " + goRoot(t) + "/bin/go \"$@\"\nfi\n" + body
 	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,9 @@ import (
 // fetched (docs/go-analysis.md, "Fetching modules"): the go command lists
 // the changed packages with their dependencies (go list -e -deps), in its
 // sandbox, into the module cache, with GOPROXY a forwarding proxy that
-// quorum runs on loopback for that one fetch. The proxy forwards the
+// quorum runs for that one fetch on a Unix socket, which the go command,
+// with no network but its sandbox's own loopback, reaches only through
+// the bridge (confine.go) listening there. The proxy forwards the
 // GOPROXY protocol (go help goproxy) and the checksum database's
 // (/sumdb/<name>/…) to the operator's proxies, adds the operator's
 // credentials (a netrc) on the way out, so they never enter the sandbox,
@@ -225,6 +227,7 @@ const (
 	timedOut                           // past the review's time
 	fetchOff                           // GOPROXY off
 	notVerified                        // served, but its checksum or go.mod did not verify
+	noSandbox                          // no bubblewrap to fetch in
 )
 
 // fetchSession is the proxy of one change's fetch: its bytes and what it
@@ -427,8 +430,10 @@ type fetched struct {
 	// requires are the go.mod's requirements of each module group, by
 	// its directory, to find the module of an import the load names.
 	requires map[string][]module.Version
-	// err is the fetch's own failure (its time limit), if any.
-	err string
+	// err is the fetch's own failure (its time limit, no sandbox for
+	// it), if any, and errKind its class for the advice.
+	err     string
+	errKind unavailableKind
 	// modCache is the module cache the load reads.
 	modCache string
 }
@@ -457,17 +462,21 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		return nil, err
 	}
 	s.prefix = "/" + hex.EncodeToString(token[:]) + "/"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// The go command has no network but its sandbox's own loopback,
+	// where the bridge forwards to the proxy's Unix socket: without
+	// bubblewrap there is no such sandbox, and nothing is fetched
+	// rather than the go command given the host's network.
+	if sandbox.Probe().Bubblewrap == "" {
+		out.err, out.errKind = "modules are not fetched without bubblewrap: the fetch's go command runs only in a network namespace of its own", noSandbox
+		return out, nil
+	}
+	if _, err := l.bridge(ctx); err != nil {
 		return nil, fmt.Errorf("fetch modules: %w", err)
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
 
-	// The go command sees the loopback proxy only, preceded by the seed
-	// cache (read, never written) when there is one.
-	proxy := "http://" + ln.Addr().String() + strings.TrimSuffix(s.prefix, "/")
+	// The go command sees the proxy only, through the bridge, preceded by
+	// the seed cache (read, never written) when there is one.
+	proxy := "http://" + bridgeAddr + strings.TrimSuffix(s.prefix, "/")
 	if l.cfg.SeedModCache != "" && l.cfg.SeedModCache != l.modCache {
 		if _, err := os.Stat(filepath.Join(l.cfg.SeedModCache, "cache", "download")); err == nil {
 			proxy = "file://" + filepath.ToSlash(filepath.Join(l.cfg.SeedModCache, "cache", "download")) + "," + proxy
@@ -487,6 +496,20 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		return nil, fmt.Errorf("fetch modules: %w", err)
 	}
 	defer confined.release()
+	ln, err := net.Listen("unix", confined.socket)
+	if err != nil {
+		return nil, fmt.Errorf("fetch modules: %w", err)
+	}
+	// Its directory, shown to the sandbox only, is the sandbox user's;
+	// the socket is root's when quorum is: the go command's user
+	// connects to it.
+	if err := os.Chmod(confined.socket, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("fetch modules: %w", err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
 	// The checksum database's client keeps what it verified under
 	// GOPATH/pkg/sumdb: a directory of the fetch's own.
 	gopath := filepath.Join(confined.mod, "gopath")
@@ -533,7 +556,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			out.err = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout)
+			out.err, out.errKind = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout), timedOut
 			break
 		}
 	}
@@ -639,7 +662,7 @@ func (f *fetched) explain(modDir, why string) string {
 		return why
 	}
 	if f.err != "" && strings.Contains(why, "go list") {
-		return why + "; " + f.err + "; " + advice(timedOut, "")
+		return why + "; " + f.err + "; " + advice(f.errKind, "")
 	}
 	// A type error that names no module ("undefined: jwt") may come
 	// from one the review lacks.
@@ -691,7 +714,7 @@ func (f *fetched) unavailable(mod module.Version) (unavailable, bool) {
 	case f.off:
 		return unavailable{"fetching modules is off (--go-proxy off) and the module cache does not hold it", fetchOff}, true
 	case f.err != "":
-		return unavailable{f.err, timedOut}, true
+		return unavailable{f.err, f.errKind}, true
 	}
 	return unavailable{}, false
 }
@@ -717,6 +740,8 @@ func advice(k unavailableKind, mod string) string {
 		return "raise --go-fetch-max-bytes (QUORUM_GO_FETCH_MAX_BYTES)"
 	case timedOut:
 		return "raise --go-fetch-timeout (QUORUM_GO_FETCH_TIMEOUT)"
+	case noSandbox:
+		return "install bubblewrap (scripts/install-sandbox, docs/operations.md), or put the module in quorum's module cache"
 	case refused:
 		return "give the proxy's credentials in a netrc file (--go-netrc, QUORUM_GO_NETRC)"
 	case notVerified:

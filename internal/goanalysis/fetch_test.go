@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -417,5 +418,61 @@ func TestLoaderPrunesItsModCache(t *testing.T) {
 	l.WaitPruningForTest()
 	if _, err := os.Stat(filepath.Join(modCache, "corp.example", "lib@v1.0.0")); err == nil {
 		t.Error("a module is still in a module cache bounded to 1 byte")
+	}
+}
+
+// Without bubblewrap there is no sandbox whose network is a loopback of
+// its own: nothing is fetched, rather than the go command given the
+// host's network, and the review says what to install. The test runs
+// itself again with bwrap gone from PATH (the sandbox probes once per
+// process).
+func TestFetchWithoutBubblewrap(t *testing.T) {
+	if os.Getenv("QUORUM_TEST_NO_BWRAP") == "" {
+		bin := t.TempDir()
+		for _, d := range []string{"/usr/bin", "/usr/sbin"} {
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() == "bwrap" {
+					continue
+				}
+				os.Symlink(filepath.Join(d, e.Name()), filepath.Join(bin, e.Name()))
+			}
+		}
+		var path []string
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if _, err := os.Stat(filepath.Join(d, "bwrap")); err == nil {
+				d = bin
+			}
+			path = append(path, d)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFetchWithoutBubblewrap$", "-test.v")
+		cmd.Env = append(os.Environ(), "QUORUM_TEST_NO_BWRAP=1", "PATH="+strings.Join(path, string(os.PathListSeparator)))
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s", out)
+		if err != nil {
+			t.Fatalf("without bubblewrap: %v", err)
+		}
+		return
+	}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		t.Fatal("bwrap is still on PATH")
+	}
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	why := reasons(p)
+	t.Log(why)
+	if len(proxy.Requests()) > 0 {
+		t.Errorf("without bubblewrap, the fetch reached the proxy: %v", proxy.Requests())
+	}
+	for _, want := range []string{"modules are not fetched without bubblewrap", "install bubblewrap"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the reason does not say %q: %s", want, why)
+		}
 	}
 }

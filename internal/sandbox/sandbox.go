@@ -10,7 +10,7 @@
 //     quorum's own user otherwise, with no capabilities and no_new_privs;
 //   - is in user, mount, PID, network, IPC, UTS and cgroup namespaces of
 //     its own: it sees no process of the host (so no /proc/<quorum>/environ),
-//     has no network but a loopback that is down (no port of the host, no
+//     has no network but a loopback of its own (no port of the host, no
 //     abstract Unix socket), cannot create further user namespaces, and
 //     dies with everything it started when quorum kills it or dies;
 //   - sees the system's /usr read-only, a few files of /etc that programs
@@ -95,9 +95,12 @@ type Spec struct {
 	// the private directories): when the program runs as nobody they are
 	// given to nobody, so that it can read them.
 	Own []string
-	// Network keeps the host's network (for a module download); off,
-	// it has none.
-	Network bool
+	// Before is a program, by absolute path, and its first arguments,
+	// that runs inside the sandbox, confined as Exe is, and is given Exe
+	// and its arguments to run: the module fetch's bridge to quorum's
+	// proxy, which must listen in the sandbox's network namespace before
+	// the go command starts.
+	Before []string
 	// Set are variables ("K=V") a Script sets before it starts the
 	// sandbox, over those it is run with.
 	Set []string
@@ -250,8 +253,20 @@ func Script(s Spec, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// dash, Debian's sh, redirects descriptors 0 to 9 only: past the
+	// seventh file, bash (Essential on Debian) opens them.
+	shell := "/bin/sh"
+	if len(files) > 7 {
+		shell = "/bin/bash"
+		if _, err := os.Stat(shell); err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return "", fmt.Errorf("sandbox: %d paths to show need %s: %w", len(files), shell, err)
+		}
+	}
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# Written by quorum: runs " + Quote(exe) + " in its sandbox (internal/sandbox).\n")
+	b.WriteString("#!" + shell + "\n# Written by quorum: runs " + Quote(exe) + " in its sandbox (internal/sandbox).\n")
 	for i, f := range files {
 		fmt.Fprintf(&b, "exec %d<%s\n", 3+i, Quote(f.Name()))
 		f.Close()
@@ -377,9 +392,6 @@ func limitArgs(l Limits) []string {
 // secret: no passwd, shadow, or host keys.
 var etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime", "/etc/ssl/openssl.cnf"}
 
-// netFiles are the files of /etc a program with the network needs.
-var netFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates"}
-
 // systemDirs are shown read-only, or as the links they are (merged /usr).
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
@@ -427,7 +439,7 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		// gets its network namespace from the kernel directly
 		// (sysProcAttr); a script, run by a library, from util-linux's
 		// unshare, in a session of its own.
-		if script && !s.Network && netOn(rep) {
+		if script && netOn(rep) {
 			if unshare, err := exec.LookPath("unshare"); err == nil {
 				out = append(out, unshare, "--net", "--kill-child")
 				if !root {
@@ -442,7 +454,7 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		if setpriv != "" {
 			out = append(out, setpriv, "--no-new-privs", "--")
 		}
-		return append(append(out, exe), s.Args...), nil, nil
+		return append(append(append(out, s.Before...), exe), s.Args...), nil, nil
 	}
 	out = append(out, rep.Bubblewrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session", "--hostname", "quorum-sandbox", "--cap-drop", "ALL")
@@ -454,9 +466,7 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		// further one can be made.
 		out = append(out, "--unshare-user", "--disable-userns")
 	}
-	if !s.Network {
-		out = append(out, "--unshare-net")
-	}
+	out = append(out, "--unshare-net")
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		switch {
@@ -470,10 +480,6 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		default:
 			out = append(out, "--ro-bind", d, d)
 		}
-	}
-	etc := etcFiles
-	if s.Network {
-		etc = append(etc[:len(etc):len(etc)], netFiles...)
 	}
 	// /tmp is its own, world-writable like a real one, and small: a tmpfs
 	// is memory.
@@ -497,7 +503,7 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		}
 		bound = append(bound, p)
 	}
-	for _, f := range etc {
+	for _, f := range etcFiles {
 		if _, err := os.Stat(f); err == nil {
 			parents(f)
 			out = append(out, "--ro-bind", f, f)
@@ -516,18 +522,25 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 		out = append(out, flag, strconv.Itoa(2+len(files)), p)
 		return nil
 	}
-	// The program itself, when it lives outside what is shown (an
-	// analyzer installed under quorum's data directory).
+	// The program itself (and the one before it), when it lives outside
+	// what is shown (an analyzer installed under quorum's data
+	// directory).
 	ro := append([]string(nil), s.ReadOnly...)
-	real, err := filepath.EvalSymlinks(exe)
-	if err != nil {
-		return fail(err)
+	progs := []string{exe}
+	if len(s.Before) > 0 {
+		progs = append(progs, s.Before[0])
 	}
-	if !shown(real, ro) {
-		ro = append(ro, filepath.Dir(real))
-	}
-	if dir := filepath.Dir(exe); !shown(exe, ro) && !isLink(dir) {
-		ro = append(ro, dir) // the link to it, where it is called by
+	for _, exe := range progs {
+		real, err := filepath.EvalSymlinks(exe)
+		if err != nil {
+			return fail(err)
+		}
+		if !shown(real, ro) {
+			ro = append(ro, filepath.Dir(real))
+		}
+		if dir := filepath.Dir(exe); !shown(exe, ro) && !isLink(dir) {
+			ro = append(ro, dir) // the link to it, where it is called by
+		}
 	}
 	for _, p := range ro {
 		if shown(p, nil) {
@@ -553,7 +566,7 @@ func argv(rep Report, s Spec, exe string, filter *os.File, script bool) ([]strin
 	if root {
 		out = append(out, drop...)
 	}
-	out = append(out, exe)
+	out = append(append(out, s.Before...), exe)
 	return append(out, s.Args...), files, nil
 }
 

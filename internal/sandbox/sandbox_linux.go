@@ -148,7 +148,7 @@ func try(rep Report) error {
 // namespace of its own if the probe found the kernel gives one.
 func sysProcAttr(rep Report, s Spec) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if rep.Bubblewrap != "" || s.Network || !netOn(rep) {
+	if rep.Bubblewrap != "" || !netOn(rep) {
 		return a
 	}
 	a.Cloneflags = syscall.CLONE_NEWNET

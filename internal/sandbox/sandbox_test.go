@@ -374,6 +374,43 @@ print(os.getuid())`
 	}
 }
 
+// A script shows as many paths as it is given (dash, Debian's sh, opens
+// descriptors up to 9 only), and runs the program Before, confined, which
+// starts Exe: the module fetch's bridge and the go command.
+func TestScriptShowsManyPathsAndRunsBefore(t *testing.T) {
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	private := mkdir(t, base, "private")
+	var shown []string
+	for i := range 9 {
+		d := mkdir(t, base, "ro"+strconv.Itoa(i))
+		write(t, filepath.Join(d, "f"), "x", 0o644)
+		shown = append(shown, d)
+	}
+	const py = "/usr/bin/python3"
+	script, err := sandbox.Script(sandbox.Spec{Exe: py, Env: []string{"PATH=/usr/bin:/bin"}, Dir: private,
+		ReadOnly: shown, Writable: []string{private}, Own: []string{private},
+		Before: []string{"/usr/bin/env", "QUORUM_BEFORE=ran"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := mkdir(t, base, "bin")
+	write(t, filepath.Join(bin, "python3"), script, 0o755)
+	code := `import os, sys
+print(os.environ.get("QUORUM_BEFORE"), sum(os.path.exists(os.path.join(d, "f")) for d in sys.argv[1:]), os.getuid())`
+	cmd := exec.Command(filepath.Join(bin, "python3"), append([]string{"-c", code}, shown...)...)
+	cmd.Dir = private
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != 3 || got[0] != "ran" || got[1] != "9" || got[2] == "0" {
+		t.Errorf("the script's program: %q, want Before's variable, the 9 paths shown, not root", out)
+	}
+}
+
 func mkdir(t *testing.T, parent, name string) string {
 	t.Helper()
 	d := filepath.Join(parent, name)
