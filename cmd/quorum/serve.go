@@ -144,7 +144,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// moment to compile) and shared by every review.
 		others := polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir})
 		logAnalyzers(log.With("component", "review"), others.Found())
-		all, _, err := builtin.New(repoconfig.KnownSpecialists, goanalysis.NewLoader(goCfg), others)
+		loader := goanalysis.NewLoader(goCfg)
+		go func() {
+			// The module fetch's bridge is built before the first review
+			// needs it.
+			if err := loader.Prepare(ctx); err != nil {
+				log.Warn("the Go module fetch could not be prepared; reviews will say why they fetch nothing", "error", err)
+			}
+		}()
+		all, _, err := builtin.New(repoconfig.KnownSpecialists, loader, others)
 		if err != nil {
 			return err
 		}

@@ -108,7 +108,7 @@ func dispatcher() (string, error) {
 // the temporary one), of what quorum keeps for every process of its user:
 // the dispatcher, the fetch's bridge. Only quorum writes it.
 func processCacheDir() string {
-	base, err := os.UserCacheDir()
+	base, err := userCacheDir()
 	if err == nil {
 		base = filepath.Join(base, "quorum")
 		err = os.MkdirAll(base, 0o700)
@@ -133,6 +133,8 @@ const bridgeAddr = "127.0.0.1:7070"
 var (
 	bridgeMu  sync.Mutex
 	bridgeExe string
+	// userCacheDir is os.UserCacheDir; a test puts another in its place.
+	userCacheDir = os.UserCacheDir
 )
 
 // bridge returns the bridge's executable, built once per machine and
@@ -407,4 +409,19 @@ func lookGo(name string) (string, error) {
 		}
 	}
 	return p, nil
+}
+
+// Prepare does ahead of the first review what its fetch would otherwise
+// do then: when modules are fetched, build the fetch's bridge (once per
+// machine and version; half a minute on two busy cores). serve calls it
+// at start.
+func (l *Loader) Prepare(ctx context.Context) error {
+	if !l.cfg.fetching() || sandbox.Probe().Bubblewrap == "" {
+		return nil
+	}
+	if _, _, err := l.environment(); err != nil {
+		return err
+	}
+	_, err := l.bridge(ctx)
+	return err
 }

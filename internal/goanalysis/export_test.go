@@ -20,3 +20,18 @@ func (l *Loader) BaseLoadedForTest() bool {
 
 // WaitPruningForTest waits for the prunings of the module cache under way.
 func (l *Loader) WaitPruningForTest() { l.pruning.Wait() }
+
+// FreshBridgeForTest makes the next bridge be built under dir, as on a
+// machine that never built one, until the returned function restores
+// the state.
+func FreshBridgeForTest(dir string) (restore func()) {
+	bridgeMu.Lock()
+	saved, savedDir := bridgeExe, userCacheDir
+	bridgeExe, userCacheDir = "", func() (string, error) { return dir, nil }
+	bridgeMu.Unlock()
+	return func() {
+		bridgeMu.Lock()
+		bridgeExe, userCacheDir = saved, savedDir
+		bridgeMu.Unlock()
+	}
+}

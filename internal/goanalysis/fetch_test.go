@@ -476,3 +476,25 @@ func TestFetchWithoutBubblewrap(t *testing.T) {
 		}
 	}
 }
+
+// serve prepares a loader that fetches at start: the bridge the first
+// fetch needs is built then, not during the first review. Not parallel:
+// it puts another cache directory in place for the bridge.
+func TestPrepareBuildsTheBridge(t *testing.T) {
+	dir := t.TempDir()
+	defer goanalysis.FreshBridgeForTest(dir)()
+	off := goanalysis.NewLoader(goanalysis.Config{GoProxy: "off", CacheDir: t.TempDir()})
+	if err := off.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if built, _ := filepath.Glob(filepath.Join(dir, "quorum", "go-bridge", "*", "bridge")); len(built) != 0 {
+		t.Fatalf("a loader that fetches nothing built the bridge: %v", built)
+	}
+	l := goanalysis.NewLoader(goanalysis.Config{GoProxy: "http://127.0.0.1:9", CacheDir: t.TempDir()})
+	if err := l.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if built, _ := filepath.Glob(filepath.Join(dir, "quorum", "go-bridge", "*", "bridge")); len(built) != 1 {
+		t.Fatalf("Prepare built no bridge under %s", dir)
+	}
+}
