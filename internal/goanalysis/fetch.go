@@ -242,10 +242,16 @@ type fetchSession struct {
 	missing map[string]unavailable
 }
 
+// proxyPath is what a path of the GOPROXY and checksum database protocols
+// is made of (escaped module paths and versions, tiles): anything else —
+// a '?', '#', '%' or space decoded from the go command's request — would
+// change the meaning of the URL it is forwarded as.
+var proxyPath = regexp.MustCompile(`^[A-Za-z0-9._~!@+/-]*$`)
+
 // ServeHTTP forwards one request of the GOPROXY protocol.
 func (s *fetchSession) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.prefix)
-	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.Contains(rest, "..") {
+	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) || strings.Contains(rest, "..") || !proxyPath.MatchString(rest) {
 		http.NotFound(w, r)
 		return
 	}
