@@ -699,7 +699,7 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 	case Ruff:
 		rep, err = parseRuff(res.stdout, src, read)
 	case Oxlint:
-		rep, err = parseOxlint(res.stdout, src)
+		rep, err = parseOxlint(res.stdout, src, read)
 	case Shellcheck:
 		rep, err = parseShellcheck(res.stdout, src, read)
 	case Hadolint:

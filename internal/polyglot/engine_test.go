@@ -217,6 +217,39 @@ func TestEngineSaysARepeatedReportOnce(t *testing.T) {
 	}
 }
 
+// Promises of different calls left floating are different mistakes, each
+// its own comment, however close; the same call left floating twice is
+// one (tv2/v-connection's reverted awaits of two checks).
+func TestEngineTellsDifferentCallsApart(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"rundown.ts": `export class Rundown {
+  async checkBuilt(): Promise<void> {}
+  async assertAbsent(id: string): Promise<void> {
+    if (id === "") throw new Error("empty");
+  }
+  create(id: string): string {
+    this.checkBuilt();
+    this.assertAbsent(id);
+    this.checkBuilt();
+    return id;
+  }
+}
+`})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	want := []string{"oxlint:typescript/no-floating-promises rundown.ts:7", "oxlint:typescript/no-floating-promises rundown.ts:8"}
+	fs := got[specialist.Logic]
+	if g := rulesOf(fs); !slices.Equal(g, want) {
+		t.Fatalf("logic findings %v, want %v", g, want)
+	}
+	if !strings.HasSuffix(fs[0].Body, "The same on line 9.") || strings.Contains(fs[1].Body, "The same on") {
+		t.Errorf("bodies:\n%s\n--\n%s", fs[0].Body, fs[1].Body)
+	}
+}
+
 // The engine tells what each analyzer did: how many files, how long.
 func TestEngineTellsWhatEachAnalyzerDid(t *testing.T) {
 	installed(t)
