@@ -193,9 +193,12 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		said[k] = true
-		// And one comment per file for the same report: an undefined
-		// name used eleven times is one mistake.
-		same := d.rule + "\x00" + d.path + "\x00" + d.message + "\x00" + d.subject
+		// And one comment per hunk for the same report: an undefined
+		// name used eleven times is one mistake. A repeat in another
+		// hunk of the diff is read there, apart from the first: it gets
+		// its own comment (modman's rm -rf $dest, 15 lines below its
+		// [ -L $dest ]).
+		same := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", d.rule, d.path, d.message, d.subject, hunkStart(files[d.path], d.line))
 		if i, ok := first[same]; ok {
 			again[i] = append(again[i], d.line)
 			continue
@@ -209,6 +212,15 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
 	}
 	return specialist.OnChangedLines(c, fs), nil
+}
+
+// hunkStart is where the hunk of f that holds line starts, 0 where none
+// does.
+func hunkStart(f *change.File, line int) int {
+	if h := f.HunkFor(line); h != nil {
+		return h.NewStart
+	}
+	return 0
 }
 
 // maxJoinedLines is how many line numbers a finding's body names; a

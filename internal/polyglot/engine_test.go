@@ -217,6 +217,33 @@ func TestEngineSaysARepeatedReportOnce(t *testing.T) {
 	}
 }
 
+// A repeat of the same report in another hunk of the diff is read there,
+// apart from the first: it gets its own comment (modman's rm -rf $dest,
+// 15 lines below its [ -L $dest ]). Repeats within a hunk are named in the
+// first's body.
+func TestEngineSaysARepeatInAnotherHunk(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	filler := strings.Repeat("echo step\n", 15)
+	script := func(q string) string {
+		return "#!/bin/sh\ndest=$1\nif [ -L " + q + " ]; then\n  rm " + q + "\nfi\n" + filler + "rm -rf " + q + "\n"
+	}
+	r.Write(map[string]string{"link.sh": script(`"$dest"`)})
+	base := r.Commit("base")
+	r.Write(map[string]string{"link.sh": script("$dest")})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	fs := got[specialist.Logic]
+	if g := rulesOf(fs); !slices.Equal(g, []string{"shellcheck:SC2086 link.sh:21", "shellcheck:SC2086 link.sh:3"}) {
+		t.Fatalf("logic findings %v, want SC2086 on lines 3 and 21", g)
+	}
+	for _, f := range fs {
+		if (f.Line == 3) != strings.HasSuffix(f.Body, "The same on line 4.") || (f.Line == 21) == strings.Contains(f.Body, "The same on") {
+			t.Errorf("body of line %d:\n%s", f.Line, f.Body)
+		}
+	}
+}
+
 // Promises of different calls left floating are different mistakes, each
 // its own comment, however close; the same call left floating twice is
 // one (tv2/v-connection's reverted awaits of two checks).
