@@ -104,6 +104,15 @@ type fileRun struct {
 	why string
 }
 
+// worthSaying reports whether the rule of report d would keep it in the
+// file x. A base's report its rule drops is no twin of the head's it
+// keeps: hadolint says "do not use apt" of an apt install with -y and
+// without, and the line it is said on (RUN apt update && \) is the same.
+func worthSaying(d diag, x *lineIndex) bool {
+	r, ok := lookup(d.rule)
+	return !ok || r.keep == nil || r.keep(siteOf(x, d))
+}
+
 func twinKey(rule, path, text string) string {
 	return rule + "\x00" + path + "\x00" + strings.TrimSpace(text)
 }
@@ -149,7 +158,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	// they were first: a line the change adds that repeats one the base
 	// had (eval(json) put back above its fallback) is new.
 	for _, d := range o.diags {
-		if f := files[d.path]; f != nil && !changed(f, added, d) {
+		if f := files[d.path]; f != nil && !changed(f, added, d) && worthSaying(d, o.lines[d.path]) {
 			if k := twinKey(d.rule, d.path, o.lines[d.path].line(d.line)); twins[k] > 0 {
 				twins[k]--
 			}
@@ -566,6 +575,9 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 		for _, d := range br.rep.diags {
 			if base[d.path] == nil {
 				base[d.path] = indexLines(br.base[d.path])
+			}
+			if !worthSaying(d, base[d.path]) {
+				continue
 			}
 			o.twins[twinKey(d.rule, br.newPath[d.path], base[d.path].line(d.line))]++
 		}
