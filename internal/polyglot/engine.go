@@ -202,12 +202,18 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		said[k] = true
-		// And one comment per hunk for the same report: an undefined
-		// name used eleven times is one mistake. A repeat in another
-		// hunk of the diff is read there, apart from the first: it gets
-		// its own comment (modman's rm -rf $dest, 15 lines below its
-		// [ -L $dest ]).
-		same := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", d.rule, d.path, d.message, d.subject, hunkStart(files[d.path], d.line))
+		// And one comment per hunk for the same report: an unquoted
+		// $dest used three times in a hunk is one mistake. A repeat in
+		// another hunk of the diff is read there, apart from the first,
+		// and is fixed there: it gets its own comment (modman's rm -rf
+		// $dest, 15 lines below its [ -L $dest ]). A report fixed in one
+		// place for all its lines is one comment per file: an undefined
+		// name used eleven times is defined once.
+		where := 0
+		if !fixedOnce(d.rule) {
+			where = hunkStart(files[d.path], d.line)
+		}
+		same := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", d.rule, d.path, d.message, d.subject, where)
 		if i, ok := first[same]; ok {
 			again[i] = append(again[i], d.line)
 			continue
@@ -221,6 +227,18 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
 	}
 	return specialist.OnChangedLines(c, fs), nil
+}
+
+// fixedOnce reports whether a rule's reports are fixed in one place for
+// all the lines they are on: an undefined name is defined or imported
+// once (geekcomputers e0257c59's EMPLOYEE_CREATE_ACCOUNT_PAGE, used in two
+// hunks 32 lines apart).
+func fixedOnce(rule string) bool {
+	switch rule {
+	case "ruff:F821", "ruff:F822":
+		return true
+	}
+	return false
 }
 
 // hunkStart is where the hunk of f that holds line starts, 0 where none
