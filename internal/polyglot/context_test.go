@@ -14,9 +14,10 @@ import (
 // The bugs of each language that the analyzers reach are reported where
 // what surrounds them makes them bugs: pickle of a request, MD5 of a
 // password, HTML from props, rm of any unquoted variable, a string test of
-// one, a build piped without pipefail. Their harmless twins in the same
-// change (a cache's pickle, a checksum, a literal's HTML, a numeric test,
-// an echo into sha256sum) are not.
+// one, a build piped without pipefail, an apt install without -y. Their
+// harmless twins in the same change (a cache's pickle, a checksum, a
+// literal's HTML, a numeric test, an echo into sha256sum, an apt install
+// -qq) are not.
 const (
 	contextPy = `import hashlib
 import pickle
@@ -98,6 +99,8 @@ RUN echo "$SHA  app.tar" | sha256sum -c -
 RUN apt-get update && apt-get install curl
 ADD . /src
 ADD requirements.txt /src/
+RUN apt update && apt install -qq curl
+RUN apt update && apt install libcairo2-dev
 `
 	// The change takes -y from a continued line of an instruction that
 	// the base had.
@@ -109,14 +112,23 @@ RUN apt-get update \
 RUN apt-get update \
   && apt-get install curl
 `
+	// And from an apt install: hadolint says "do not use apt" of both.
+	baseAptDockerfile = `FROM debian:12
+RUN apt update \
+  && apt install -y curl
+`
+	headAptDockerfile = `FROM debian:12
+RUN apt update \
+  && apt install curl
+`
 )
 
 func TestEngineReportsBugsByTheirContext(t *testing.T) {
 	e := installed(t)
 	r := changetest.NewRepo(t)
-	r.Write(map[string]string{"README.md": "x\n", "build/Dockerfile": baseDockerfile})
+	r.Write(map[string]string{"README.md": "x\n", "build/Dockerfile": baseDockerfile, "apt/Dockerfile": baseAptDockerfile})
 	base := r.Commit("base")
-	r.Write(map[string]string{"build/Dockerfile": headDockerfile2, "web/api.py": contextPy, "web/server.py": contextServerPy, "web/Bio.tsx": contextTSX, "scripts/clean.sh": contextSh, "scripts/check.sh": contextTestSh, "Dockerfile": contextDockerfile})
+	r.Write(map[string]string{"build/Dockerfile": headDockerfile2, "apt/Dockerfile": headAptDockerfile, "web/api.py": contextPy, "web/server.py": contextServerPy, "web/Bio.tsx": contextTSX, "scripts/clean.sh": contextSh, "scripts/check.sh": contextTestSh, "Dockerfile": contextDockerfile})
 	head := r.Commit("head")
 	got, _ := review(t, e, r, base, head, specialist.Rules{})
 	want := map[string][]string{
@@ -133,6 +145,8 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 			"hadolint:DL3014 Dockerfile:4",
 			"hadolint:DL3014 build/Dockerfile:2",
 			"hadolint:DL3020 Dockerfile:5",
+			"hadolint:DL3027 Dockerfile:8",
+			"hadolint:DL3027 apt/Dockerfile:2",
 			"oxlint:eslint/no-cond-assign web/Bio.tsx:11",
 			"oxlint:typescript/no-floating-promises web/Bio.tsx:9",
 			"oxlint:typescript/no-misused-promises web/Bio.tsx:6",

@@ -104,6 +104,15 @@ type fileRun struct {
 	why string
 }
 
+// worthSaying reports whether the rule of report d would keep it in the
+// file x. A base's report its rule drops is no twin of the head's it
+// keeps: hadolint says "do not use apt" of an apt install with -y and
+// without, and the line it is said on (RUN apt update && \) is the same.
+func worthSaying(d diag, x *lineIndex) bool {
+	r, ok := lookup(d.rule)
+	return !ok || r.keep == nil || r.keep(siteOf(x, d))
+}
+
 func twinKey(rule, path, text string) string {
 	return rule + "\x00" + path + "\x00" + strings.TrimSpace(text)
 }
@@ -149,7 +158,7 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 	// they were first: a line the change adds that repeats one the base
 	// had (eval(json) put back above its fallback) is new.
 	for _, d := range o.diags {
-		if f := files[d.path]; f != nil && !changed(f, added, d) {
+		if f := files[d.path]; f != nil && !changed(f, added, d) && worthSaying(d, o.lines[d.path]) {
 			if k := twinKey(d.rule, d.path, o.lines[d.path].line(d.line)); twins[k] > 0 {
 				twins[k]--
 			}
@@ -193,9 +202,18 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 			continue
 		}
 		said[k] = true
-		// And one comment per file for the same report: an undefined
-		// name used eleven times is one mistake.
-		same := d.rule + "\x00" + d.path + "\x00" + d.message + "\x00" + d.subject
+		// And one comment per hunk for the same report: an unquoted
+		// $dest used three times in a hunk is one mistake. A repeat in
+		// another hunk of the diff is read there, apart from the first,
+		// and is fixed there: it gets its own comment (modman's rm -rf
+		// $dest, 15 lines below its [ -L $dest ]). A report fixed in one
+		// place for all its lines is one comment per file: an undefined
+		// name used eleven times is defined once.
+		where := 0
+		if !fixedOnce(d.rule) {
+			where = hunkStart(files[d.path], d.line)
+		}
+		same := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", d.rule, d.path, d.message, d.subject, where)
 		if i, ok := first[same]; ok {
 			again[i] = append(again[i], d.line)
 			continue
@@ -209,6 +227,27 @@ func (e *Engine) Findings(ctx context.Context, c *change.Change, name string) ([
 		fs[i].Body += "\n\nThe same on " + joinLines(lines) + "."
 	}
 	return specialist.OnChangedLines(c, fs), nil
+}
+
+// fixedOnce reports whether a rule's reports are fixed in one place for
+// all the lines they are on: an undefined name is defined or imported
+// once (geekcomputers e0257c59's EMPLOYEE_CREATE_ACCOUNT_PAGE, used in two
+// hunks 32 lines apart).
+func fixedOnce(rule string) bool {
+	switch rule {
+	case "ruff:F821", "ruff:F822":
+		return true
+	}
+	return false
+}
+
+// hunkStart is where the hunk of f that holds line starts, 0 where none
+// does.
+func hunkStart(f *change.File, line int) int {
+	if h := f.HunkFor(line); h != nil {
+		return h.NewStart
+	}
+	return 0
 }
 
 // maxJoinedLines is how many line numbers a finding's body names; a
@@ -555,6 +594,9 @@ func (e *Engine) run(ctx context.Context, c *change.Change, extra []string) (*ou
 			if base[d.path] == nil {
 				base[d.path] = indexLines(br.base[d.path])
 			}
+			if !worthSaying(d, base[d.path]) {
+				continue
+			}
 			o.twins[twinKey(d.rule, br.newPath[d.path], base[d.path].line(d.line))]++
 		}
 	}
@@ -699,7 +741,7 @@ func (e *Engine) analyse(ctx context.Context, t *Tool, dir string, contents map[
 	case Ruff:
 		rep, err = parseRuff(res.stdout, src, read)
 	case Oxlint:
-		rep, err = parseOxlint(res.stdout, src)
+		rep, err = parseOxlint(res.stdout, src, read)
 	case Shellcheck:
 		rep, err = parseShellcheck(res.stdout, src, read)
 	case Hadolint:

@@ -217,6 +217,77 @@ func TestEngineSaysARepeatedReportOnce(t *testing.T) {
 	}
 }
 
+// A repeat of the same report in another hunk of the diff is read there,
+// apart from the first: it gets its own comment (modman's rm -rf $dest,
+// 15 lines below its [ -L $dest ]). Repeats within a hunk are named in the
+// first's body. An undefined name is defined once, however far apart its
+// uses: one comment.
+func TestEngineSaysARepeatInAnotherHunk(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	filler := strings.Repeat("echo step\n", 15)
+	script := func(q string) string {
+		return "#!/bin/sh\ndest=$1\nif [ -L " + q + " ]; then\n  rm " + q + "\nfi\n" + filler + "rm -rf " + q + "\n"
+	}
+	pyFiller := strings.Repeat("    print(w)\n", 15)
+	py := func(page string) string {
+		return "MAIN_PAGE = 1\n\n\ndef go(w):\n    w.show(" + page + ")\n" + pyFiller + "    w.back(" + page + ")\n"
+	}
+	r.Write(map[string]string{"link.sh": script(`"$dest"`), "pages.py": py("MAIN_PAGE")})
+	base := r.Commit("base")
+	r.Write(map[string]string{"link.sh": script("$dest"), "pages.py": py("CREATE_PAGE")})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	fs := got[specialist.Logic]
+	if g := rulesOf(fs); !slices.Equal(g, []string{"ruff:F821 pages.py:5", "shellcheck:SC2086 link.sh:21", "shellcheck:SC2086 link.sh:3"}) {
+		t.Fatalf("logic findings %v, want F821 on line 5, SC2086 on lines 3 and 21", g)
+	}
+	fs = slices.DeleteFunc(fs, func(f specialist.Finding) bool {
+		if f.Path == "pages.py" && !strings.HasSuffix(f.Body, "The same on line 21.") {
+			t.Errorf("body of the undefined name:\n%s", f.Body)
+		}
+		return f.Path == "pages.py"
+	})
+	for _, f := range fs {
+		if (f.Line == 3) != strings.HasSuffix(f.Body, "The same on line 4.") || (f.Line == 21) == strings.Contains(f.Body, "The same on") {
+			t.Errorf("body of line %d:\n%s", f.Line, f.Body)
+		}
+	}
+}
+
+// Promises of different calls left floating are different mistakes, each
+// its own comment, however close; the same call left floating twice is
+// one (tv2/v-connection's reverted awaits of two checks).
+func TestEngineTellsDifferentCallsApart(t *testing.T) {
+	e := installed(t)
+	r := changetest.NewRepo(t)
+	r.Write(map[string]string{"README.md": "x\n"})
+	base := r.Commit("base")
+	r.Write(map[string]string{"rundown.ts": `export class Rundown {
+  async checkBuilt(): Promise<void> {}
+  async assertAbsent(id: string): Promise<void> {
+    if (id === "") throw new Error("empty");
+  }
+  create(id: string): string {
+    this.checkBuilt();
+    this.assertAbsent(id);
+    this.checkBuilt();
+    return id;
+  }
+}
+`})
+	head := r.Commit("head")
+	got, _ := review(t, e, r, base, head, specialist.Rules{})
+	want := []string{"oxlint:typescript/no-floating-promises rundown.ts:7", "oxlint:typescript/no-floating-promises rundown.ts:8"}
+	fs := got[specialist.Logic]
+	if g := rulesOf(fs); !slices.Equal(g, want) {
+		t.Fatalf("logic findings %v, want %v", g, want)
+	}
+	if !strings.HasSuffix(fs[0].Body, "The same on line 9.") || strings.Contains(fs[1].Body, "The same on") {
+		t.Errorf("bodies:\n%s\n--\n%s", fs[0].Body, fs[1].Body)
+	}
+}
+
 // The engine tells what each analyzer did: how many files, how long.
 func TestEngineTellsWhatEachAnalyzerDid(t *testing.T) {
 	installed(t)

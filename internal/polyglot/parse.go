@@ -28,8 +28,9 @@ type diag struct {
 	fixMessage string
 	// subject is the text a report of one line points at, where the
 	// analyzer's message does not name it (shellcheck's "Double quote to
-	// prevent globbing" of $dest): two reports of one message are one
-	// mistake only when they point at the same text.
+	// prevent globbing" of $dest, oxlint's floating promise of a call):
+	// two reports of one message are one mistake only when they point at
+	// the same text.
 	subject string
 }
 
@@ -129,7 +130,7 @@ func parseRuff(out []byte, dir string, src source) (report, error) {
 }
 
 // parseOxlint reads `oxlint -f json`.
-func parseOxlint(out []byte, dir string) (report, error) {
+func parseOxlint(out []byte, dir string, src source) (report, error) {
 	var doc struct {
 		Diagnostics []struct {
 			Message  string
@@ -138,7 +139,7 @@ func parseOxlint(out []byte, dir string) (report, error) {
 			Help     string
 			Filename string
 			Labels   []struct {
-				Span struct{ Line, Column int }
+				Span struct{ Offset, Length, Line, Column int }
 			}
 		}
 	}
@@ -184,9 +185,28 @@ func parseOxlint(out []byte, dir string) (report, error) {
 		for _, l := range it.Labels[1:] {
 			end = max(end, l.Span.Line)
 		}
-		r.diags = append(r.diags, diag{rule: "oxlint:" + plugin + "/" + name, path: p, line: line, endLine: end, message: it.Message, help: it.Help, url: it.URL})
+		r.diags = append(r.diags, diag{rule: "oxlint:" + plugin + "/" + name, path: p, line: line, endLine: end, message: it.Message, help: it.Help, url: it.URL,
+			subject: spanText(src(p), line, it.Labels[0].Span.Offset, it.Labels[0].Span.Length)})
 	}
 	return r, nil
+}
+
+// maxSubject bounds the text a report's subject keeps: a span may be a
+// whole function.
+const maxSubject = 400
+
+// spanText is the text of oxlint's span (byte offset and length) that
+// starts on line: what a report points at, where its message says no more
+// than "Promises must be awaited". Two floating promises of one function
+// are two calls, two mistakes. "" where the span is not on line of x.
+func spanText(x *lineIndex, line, offset, length int) string {
+	if x == nil || line < 1 || line > len(x.starts) || offset < x.starts[line-1] || length <= 0 || offset+length > len(x.b) {
+		return ""
+	}
+	if line < len(x.starts) && offset >= x.starts[line] {
+		return ""
+	}
+	return string(x.b[offset : offset+min(length, maxSubject)])
 }
 
 // reOxlintOpen is oxlint's report of a file it could not read.

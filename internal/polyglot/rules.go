@@ -260,6 +260,9 @@ var rules = map[string]Rule{
 	"hadolint:DL3013": security(low), "hadolint:DL3016": security(low), "hadolint:DL3028": security(low), // pip, npm and gem packages without a version
 	"hadolint:DL3000": logic(low),                  // WORKDIR must be absolute
 	"hadolint:DL3014": logic(medium).only(prompts), // apt-get install without -y: the build stops at the prompt
+	// "Do not use apt": style, except where the apt asks (apt install
+	// without -y), which hadolint says only as DL3014 of apt-get.
+	"hadolint:DL3027": logic(medium).only(prompts),
 	// ADD of the whole build context (ADD . /src), where COPY says what
 	// is meant: ADD also fetches URLs and unpacks archives, so a reader
 	// must check which it does. Low: the image is the same.
@@ -389,16 +392,17 @@ func failureHidden(s site) bool {
 	return false
 }
 
-// reAptAsks matches an apt-get command that asks before it changes the
-// system, and reAptYes the flags that answer for it.
+// reAptAsks matches an apt or apt-get command that asks before it changes
+// the system, and reAptYes the flags that answer for it (-qq implies -y).
 var (
 	reAptAsks = regexp.MustCompile(`\bapt(-get)?\s+(?:-\S+\s+)*(install|remove|purge|upgrade|dist-upgrade|full-upgrade|autoremove)\b`)
-	reAptYes  = regexp.MustCompile(`(^|\s)(-[a-zA-Z]*y[a-zA-Z]*|--yes|--assume-yes|--force-yes)\b`)
+	reAptYes  = regexp.MustCompile(`(^|\s)(-[a-zA-Z]*y[a-zA-Z]*|-qq|-q=?2|--quiet=2|--yes|--assume-yes|--force-yes)\b`)
 )
 
-// prompts keeps DL3014 where an apt-get that asks (install, remove,
-// upgrade) has no -y: the build stops at its question. hadolint also says
-// it of apt-get source --compile, which asks nothing.
+// prompts keeps DL3014 and DL3027 where an apt-get or apt that asks
+// (install, remove, upgrade) has no -y: the build stops at its question.
+// hadolint also says DL3014 of apt-get source --compile, which asks
+// nothing, and DL3027 of every apt.
 func prompts(s site) bool {
 	for _, c := range reCommandSep.Split(strings.ReplaceAll(s.line, "\\\n", " "), -1) {
 		if reAptAsks.MatchString(c) && !reAptYes.MatchString(c) {
