@@ -146,8 +146,10 @@ func readNetrc(file string) (map[string]credential, error) {
 			flush()
 			machine = next()
 		case "default":
+			// The go command ignores a default entry: a login
+			// sent to every host would reach hosts the operator
+			// never named (sum.golang.org, the next proxy).
 			flush()
-			machine = "*"
 		case "login":
 			cur.login = next()
 		case "password":
@@ -287,7 +289,7 @@ func (s *fetchSession) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		target := up.url
 		resp, err := s.get(r.Context(), target)
 		if err != nil {
-			last, status = unavailable{fmt.Sprintf("%s could not be reached: %v", host(target), err), unreachable}, http.StatusBadGateway
+			last, status = unavailable{fmt.Sprintf("%s could not be reached: %s", host(target), netErrorClass(err)), unreachable}, http.StatusBadGateway
 			if r.Context().Err() != nil {
 				return
 			}
@@ -330,11 +332,7 @@ func (s *fetchSession) get(ctx context.Context, target string) (*http.Response, 
 	if err != nil {
 		return nil, err
 	}
-	c, ok := s.f.creds[req.URL.Hostname()]
-	if !ok {
-		c, ok = s.f.creds["*"]
-	}
-	if ok {
+	if c, ok := s.f.creds[req.URL.Hostname()]; ok {
 		req.SetBasicAuth(c.login, c.password)
 	}
 	return s.f.client.Do(req)
@@ -393,6 +391,17 @@ func (s *fetchSession) miss(mod, version string, why unavailable) {
 	}
 }
 
+// copyMissing adds what the session could not serve to dst.
+func (s *fetchSession) copyMissing(dst map[string]unavailable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.missing {
+		if _, ok := dst[k]; !ok {
+			dst[k] = v
+		}
+	}
+}
+
 // requested returns the module path and version a GOPROXY request names
 // (<module>/@v/<version>.info, .mod or .zip); empty for anything else.
 func requested(rest string) (mod, version string) {
@@ -410,6 +419,29 @@ func requested(rest string) (mod, version string) {
 		return "", ""
 	}
 	return mod, version
+}
+
+// netErrorClass says what kind of network error err is, without the URL
+// it names (a token may be in the operator's proxy URL, and the reason is
+// read by the pull request's author).
+func netErrorClass(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &dns):
+		return "its name did not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &op):
+		return "a network error (" + op.Op + ")"
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+		return "a TLS error"
+	}
+	return "a network error"
 }
 
 func host(target string) string {
@@ -462,7 +494,11 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 	if out.off || !slices.Contains(env, "GO111MODULE=on") {
 		return out, nil
 	}
-	s := &fetchSession{f: l.fetcher, missing: out.missing}
+	// The session's own record of what it could not serve, copied into
+	// out's after each go command: a handler still waiting on a proxy
+	// when the go command gave up may write it later, and out's is read
+	// without a lock.
+	s := &fetchSession{f: l.fetcher, missing: map[string]unavailable{}}
 	var token [16]byte
 	if _, err := rand.Read(token[:]); err != nil {
 		return nil, err
@@ -557,6 +593,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		cmd.WaitDelay = 2 * time.Second
 		cmd.Run()
 		l.touch(stdout.String())
+		s.copyMissing(out.missing)
 		out.failed(stdout.String(), stderr.String(), root)
 		if fctx.Err() != nil {
 			if ctx.Err() != nil {

@@ -3,6 +3,9 @@ package goanalysis
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -48,5 +51,63 @@ func TestProxyForwardsOnlyProtocolPaths(t *testing.T) {
 	want := []string{"/corp.example/lib/@v/list", "/github.com/!azure/go-x/@v/v1.2.3+incompatible.info"}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("the upstream was asked %q, want %q", got, want)
+	}
+}
+
+// The netrc's credentials go to the hosts it names, and only to them: its
+// default entry, which the go command ignores too, would send the
+// operator's login to every proxy of the list and to sum.golang.org.
+func TestProxySendsCredentialsOnlyToTheirHost(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	auth := map[string]string{}
+	serve := func(name string, status int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, p, _ := r.BasicAuth()
+			mu.Lock()
+			auth[name] = u + ":" + p
+			mu.Unlock()
+			w.WriteHeader(status)
+		}))
+	}
+	named, other := serve("named", http.StatusNotFound), serve("other", http.StatusOK)
+	defer named.Close()
+	defer other.Close()
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	netrc := filepath.Join(t.TempDir(), "netrc")
+	if err := os.WriteFile(netrc, []byte("machine 127.0.0.1 login corp password corpsecret\ndefault login dflt password DEFAULTSECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := newFetcher(Config{GoProxy: named.URL + "," + otherURL, Netrc: netrc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fetchSession{f: f, prefix: "/p/", missing: map[string]unavailable{}}
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/p/example.com/m/@v/v1.0.0.info", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	if auth["named"] != "corp:corpsecret" {
+		t.Errorf("the host the netrc names got %q", auth["named"])
+	}
+	if auth["other"] != ":" {
+		t.Errorf("a host the netrc does not name got %q", auth["other"])
+	}
+}
+
+// Why a proxy could not be reached names its host, not its URL: the
+// operator's URL may carry a token, and the reason is in the review.
+func TestProxyUnreachableNamesTheHostOnly(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	f, err := newFetcher(Config{GoProxy: down.URL + "/tok3n-s3cret/goproxy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fetchSession{f: f, prefix: "/p/", missing: map[string]unavailable{}}
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/p/example.com/m/@v/v1.0.0.zip", nil))
+	why := s.missing["example.com/m@v1.0.0"].why
+	if !strings.Contains(why, "could not be reached") || strings.Contains(why, "tok3n") {
+		t.Errorf("the reason is %q", why)
 	}
 }
