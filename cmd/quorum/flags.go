@@ -118,6 +118,14 @@ func (c *command) parse(args []string, getenv func(string) string, stdout io.Wri
 	return nil
 }
 
+// given reports whether the flag name was set, on the command line or
+// from the environment (after parse).
+func (c *command) given(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func lookup(getenv func(string) string, key string) (string, bool) {
 	v := getenv(key)
 	return v, v != ""

@@ -14,6 +14,7 @@ import (
 // goFlags say how the Go analysis fetches the modules a change needs
 // (docs/go-analysis.md, "Fetching modules").
 type goFlags struct {
+	c                               *command
 	proxy, private, netrc, modCache *string
 	timeout                         *time.Duration
 	maxBytes, modCacheMax           *int
@@ -26,13 +27,14 @@ const defaultModCacheMax = 10 << 30
 // quorum owns is by default.
 func addGoFlags(c *command, where string) goFlags {
 	return goFlags{
+		c:           c,
 		proxy:       c.String("go-proxy", "QUORUM_GO_PROXY", goanalysis.DefaultGoProxy, "module proxies (a GOPROXY list) the Go modules a change needs are fetched through, checked against the checksum database, before its packages are loaded; \"off\": nothing is fetched (air-gapped: the module cache is used as it is). No version control, no toolchain download, nothing of the repository runs"),
 		private:     c.String("go-private", "QUORUM_GO_PRIVATE", "", "module path patterns (GOPRIVATE's syntax: corp.example.com,github.com/org/*) of private modules: not checked against the public checksum database (GONOSUMDB); a proxy of --go-proxy must serve them, and is tried in the list's order"),
 		netrc:       c.String("go-netrc", "QUORUM_GO_NETRC", "", "netrc file with the credentials (machine, login, password) of the module proxies; quorum sends them to those hosts, the go command never sees them"),
 		timeout:     c.Duration("go-fetch-timeout", "QUORUM_GO_FETCH_TIMEOUT", goanalysis.DefaultFetchTimeout, "time limit of fetching one change's modules"),
 		maxBytes:    c.Int("go-fetch-max-bytes", "QUORUM_GO_FETCH_MAX_BYTES", goanalysis.DefaultFetchMaxBytes, "bytes one change's fetch may download; past it the modules left are named in the review"),
 		modCache:    c.String("go-modcache", "QUORUM_GO_MODCACHE", "", "the module cache the Go analysis loads from and fetches into (default with --go-proxy: "+where+"; with --go-proxy off: the go command's GOMODCACHE)"),
-		modCacheMax: c.Int("go-modcache-max-bytes", "QUORUM_GO_MODCACHE_MAX_BYTES", defaultModCacheMax, "size past which the least recently used modules are removed from quorum's own module cache, between reviews (0: never)"),
+		modCacheMax: c.Int("go-modcache-max-bytes", "QUORUM_GO_MODCACHE_MAX_BYTES", defaultModCacheMax, "size past which the least recently used modules are removed from quorum's own module cache, between reviews (0: never); a cache --go-modcache names is pruned only when this is given"),
 	}
 }
 
@@ -67,7 +69,11 @@ func (g goFlags) config(ownCache, seed string) (goanalysis.Config, error) {
 		cfg.ModCache = ownCache
 		cfg.SeedModCache = seed
 	}
-	cfg.ModCacheMaxBytes = int64(*g.modCacheMax)
+	if *g.modCache == "" || g.c.given("go-modcache-max-bytes") {
+		// A cache the operator names may be another's (the host's
+		// GOMODCACHE): quorum prunes it only when told to.
+		cfg.ModCacheMaxBytes = int64(*g.modCacheMax)
+	}
 	return cfg, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,43 @@ func TestServeGoFetchSettings(t *testing.T) {
 		var usage usageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s=%s: serve returned %v, want a usage error naming %s", tc.key, tc.value, err, tc.want)
+		}
+	}
+}
+
+// quorum prunes the module cache it owns; one the operator names (the
+// host's GOMODCACHE, say) only when told to.
+func TestGoFlagsPruneOnlyQuorumsOwnCache(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want int64
+	}{
+		{nil, nil, defaultModCacheMax},
+		{[]string{"--go-modcache", "/srv/gomod"}, nil, 0},
+		{[]string{"--go-modcache", "/srv/gomod", "--go-modcache-max-bytes", "1000"}, nil, 1000},
+		{[]string{"--go-modcache", "/srv/gomod"}, []string{"QUORUM_GO_MODCACHE_MAX_BYTES", "2000"}, 2000},
+	} {
+		c := newCommand("review", "quorum review [flags]", "")
+		g := addGoFlags(c, "")
+		getenv := func(k string) string {
+			for i := 0; i+1 < len(tc.env); i += 2 {
+				if tc.env[i] == k {
+					return tc.env[i+1]
+				}
+			}
+			return ""
+		}
+		if err := c.parse(tc.args, getenv, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := g.config("/own/mod", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ModCacheMaxBytes != tc.want {
+			t.Errorf("%q %q: prune past %d bytes, want %d", tc.args, tc.env, cfg.ModCacheMaxBytes, tc.want)
 		}
 	}
 }
