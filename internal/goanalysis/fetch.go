@@ -866,13 +866,16 @@ type cachedModule struct {
 	dir   string   // the extracted tree, "" when there is none
 	files []string // its files in cache/download
 	size  int64
-	used  time.Time
+	// used is when its zip or tree was last used (a fetch touches
+	// them); written, when it has neither, when its files were.
+	used, written time.Time
 }
 
 // PruneModCache removes the least recently used module versions from the
-// module cache at dir (their trees and downloads; go.mod files alone, and
-// the checksum database's tiles, are small and kept) until it holds at
-// most max bytes. It does nothing, and returns 0, while a review holds the
+// module cache at dir (their trees and downloads; then go.mod files of
+// versions never extracted, lists of versions and the checksum database's
+// tiles, which a pull request can make many of) until it holds at most
+// max bytes. It does nothing, and returns 0, while a review holds the
 // cache's lock. It returns the bytes removed.
 func PruneModCache(dir string, max int64) (int64, error) {
 	f, err := os.OpenFile(filepath.Join(dir, modCacheLock), os.O_RDONLY|os.O_CREATE, 0o600)
@@ -905,18 +908,25 @@ func PruneModCache(dir string, max int64) (int64, error) {
 		}
 		total += fi.Size()
 		rel, _ := filepath.Rel(download, p)
-		escMod, file, ok := strings.Cut(filepath.ToSlash(rel), "/@v/")
-		if !ok || strings.HasPrefix(escMod, "sumdb/") {
-			return nil
+		// Every file counts and may go: a version's .info, .mod, .zip
+		// and .ziphash together; a module's list of versions; the
+		// checksum database's tiles (sumdb/…) and anything else as one
+		// group. The go command fetches again what a later review needs.
+		key := "\x00other"
+		if escMod, file, ok := strings.Cut(filepath.ToSlash(rel), "/@v/"); ok && !strings.HasPrefix(escMod, "sumdb/") {
+			key = escMod + "@" + strings.TrimSuffix(file, path.Ext(file))
+			if file == "list" || file == "list.lock" {
+				key = escMod + "/@v/list"
+			}
 		}
-		ver := file[:len(file)-len(path.Ext(file))]
-		if path.Ext(file) == ".mod" || file == "list" {
-			return nil
-		}
-		m := get(escMod + "@" + ver)
+		m := get(key)
 		m.files = append(m.files, p)
 		m.size += fi.Size()
-		m.used = later(m.used, fi)
+		if strings.HasSuffix(p, ".zip") {
+			m.used = later(m.used, fi)
+		} else {
+			m.written = later(m.written, fi)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -964,6 +974,11 @@ func PruneModCache(dir string, max int64) (int64, error) {
 	order := make([]*cachedModule, 0, len(mods))
 	for _, m := range mods {
 		order = append(order, m)
+	}
+	for _, m := range order {
+		if m.used.IsZero() {
+			m.used = m.written
+		}
 	}
 	slices.SortFunc(order, func(a, b *cachedModule) int { return a.used.Compare(b.used) })
 	var removed int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -496,5 +497,47 @@ func TestPrepareBuildsTheBridge(t *testing.T) {
 	}
 	if built, _ := filepath.Glob(filepath.Join(dir, "quorum", "go-bridge", "*", "bridge")); len(built) != 1 {
 		t.Fatalf("Prepare built no bridge under %s", dir)
+	}
+}
+
+// go.mod files, lists of versions and the checksum database's tiles count
+// toward the bound and may go too: a pull request can make a fetch
+// download many go.mod files, and when they alone passed the bound every
+// prune removed every module, the one just used first among them.
+func TestPruneModCacheRemovesModFilesToo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dl := filepath.Join(dir, "cache", "download")
+	long := time.Now().Add(-time.Hour)
+	write := func(rel string, size int, at time.Time) {
+		p := filepath.Join(dl, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	// A flood of old go.mod files a pull request asked for.
+	for i := range 8 {
+		write(fmt.Sprintf("example.com/flood/@v/v1.0.%d.mod", i), 1000, long)
+	}
+	write("example.com/flood/@v/list", 500, long)
+	write("sumdb/sum.golang.org/tile/8/0/000", 1000, long)
+	// The module the last review used.
+	write("example.com/new/@v/v1.0.0.mod", 100, now)
+	write("example.com/new/@v/v1.0.0.zip", 1000, now)
+	if _, err := goanalysis.PruneModCache(dir, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dl, "example.com", "new", "@v", "v1.0.0.zip")); err != nil {
+		t.Errorf("the most recently used module was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dl, "example.com", "flood", "@v", "v1.0.0.mod")); err == nil {
+		t.Error("the old go.mod files were kept past the bound")
 	}
 }
