@@ -237,7 +237,7 @@ func funcLines(src []byte) map[string]bool {
 			continue
 		}
 		name := declName(fd)
-		for l := fset.Position(fd.Pos()).Line; l <= fset.Position(fd.End()).Line && l <= len(text); l++ {
+		for l := fset.PositionFor(fd.Pos(), false).Line; l <= fset.PositionFor(fd.End(), false).Line && l <= len(text); l++ {
 			names[l] = name
 		}
 	}
@@ -265,7 +265,7 @@ func (p *Program) funcName(path string, line int) string {
 	}
 	for _, d := range file.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || line < fset.Position(fd.Pos()).Line || line > fset.Position(fd.End()).Line {
+		if !ok || line < fset.PositionFor(fd.Pos(), false).Line || line > fset.PositionFor(fd.End(), false).Line {
 			continue
 		}
 		return declName(fd)
@@ -355,7 +355,7 @@ func (p *Program) enclosingFunc(path string, line int) (start, end int, ok bool)
 		if n == nil {
 			return false
 		}
-		s, e := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line
+		s, e := fset.PositionFor(n.Pos(), false).Line, fset.PositionFor(n.End(), false).Line
 		if line < s || line > e {
 			return false
 		}
@@ -384,7 +384,7 @@ func (p *Program) syntaxOf(rp string) (*token.FileSet, *ast.File) {
 		}
 	}
 	for _, f := range p.Files {
-		if p.Fset.Position(f.Pos()).Filename == full {
+		if p.Fset.PositionFor(f.Pos(), false).Filename == full {
 			return p.Fset, f
 		}
 	}

@@ -488,7 +488,7 @@ func (m *materializer) defuse() (map[string]string, []string, error) {
 	for _, types := range over {
 		for _, t := range types {
 			names = append(names, t.name)
-			start, end := fset.Position(t.expr.Pos()), fset.Position(t.expr.End())
+			start, end := fset.PositionFor(t.expr.Pos(), false), fset.PositionFor(t.expr.End(), false)
 			byFile[start.Filename] = append(byFile[start.Filename], [2]int{start.Offset, end.Offset})
 		}
 	}

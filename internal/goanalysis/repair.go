@@ -29,6 +29,12 @@ func repairable(root string, pkgs []*packages.Package) map[*packages.Package][]*
 		if !p.IllTyped || len(p.Syntax) == 0 || p.TypesInfo == nil || p.Types == nil || !inside(root, firstFile(p)) {
 			return
 		}
+		if lineDirectives(p) {
+			// An error's position says where a //line directive puts
+			// it, which may be another function: the body holding the
+			// error would be kept, the wrong one left out.
+			return
+		}
 		var fns []*ast.FuncDecl
 		for _, e := range p.Errors {
 			switch {
@@ -249,6 +255,21 @@ func errorFunc(p *packages.Package, pos string) *ast.FuncDecl {
 		}
 	}
 	return nil
+}
+
+// lineDirectives reports whether a file of p has a //line or /*line
+// directive, which moves the positions errors are reported at.
+func lineDirectives(p *packages.Package) bool {
+	for _, f := range p.Syntax {
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if strings.HasPrefix(c.Text, "//line ") || strings.HasPrefix(c.Text, "/*line ") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // funcName is a function's name as a review says it: F, or T.M for a

@@ -389,7 +389,7 @@ func (p *Program) analyzeSyntax(analyzers []*analysis.Analyzer) ([]Diagnostic, e
 // convert turns a diagnostic into a repository one; false when it lies
 // outside the repository.
 func (p *Program) convert(fset *token.FileSet, a *analysis.Analyzer, d analysis.Diagnostic) (Diagnostic, bool) {
-	pos := fset.Position(d.Pos)
+	pos := fset.PositionFor(d.Pos, false)
 	if !pos.IsValid() {
 		return Diagnostic{}, false
 	}
@@ -399,7 +399,7 @@ func (p *Program) convert(fset *token.FileSet, a *analysis.Analyzer, d analysis.
 	}
 	end := pos.Line
 	if d.End.IsValid() {
-		if e := fset.Position(d.End); e.Filename == pos.Filename && e.Line > end {
+		if e := fset.PositionFor(d.End, false); e.Filename == pos.Filename && e.Line > end {
 			end = e.Line
 			// A range ending at the start of a line does not cover it.
 			if e.Column == 1 {
@@ -416,7 +416,7 @@ func (p *Program) convert(fset *token.FileSet, a *analysis.Analyzer, d analysis.
 		Message:  d.Message,
 	}
 	for _, r := range d.Related {
-		if rp := fset.Position(r.Pos); rp.IsValid() {
+		if rp := fset.PositionFor(r.Pos, false); rp.IsValid() {
 			if path, ok := p.RepoPath(rp.Filename); ok {
 				cd.Related = append(cd.Related, Position{path, rp.Line})
 			}

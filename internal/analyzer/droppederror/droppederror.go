@@ -49,7 +49,7 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	ins.Preorder([]ast.Node{(*ast.ExprStmt)(nil)}, func(n ast.Node) {
 		call, ok := ast.Unparen(n.(*ast.ExprStmt).X).(*ast.CallExpr)
-		if !ok || strings.HasSuffix(pass.Fset.Position(call.Pos()).Filename, "_test.go") {
+		if !ok || strings.HasSuffix(pass.Fset.PositionFor(call.Pos(), false).Filename, "_test.go") {
 			return
 		}
 		fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)

@@ -107,7 +107,7 @@ func run(pass *analysis.Pass) (any, error) {
 	reported := map[token.Pos]bool{}
 	for _, fn := range res.SrcFuncs {
 		// Tests extract what they made themselves.
-		if strings.HasSuffix(pass.Fset.Position(fn.Pos()).Filename, "_test.go") {
+		if strings.HasSuffix(pass.Fset.PositionFor(fn.Pos(), false).Filename, "_test.go") {
 			continue
 		}
 		// Each read of h.Name is a value of its own, and the headers

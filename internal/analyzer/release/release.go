@@ -57,7 +57,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		// A test's leaked temp file or listener ends with its process:
 		// not worth a reviewer's comment.
-		if strings.HasSuffix(pass.Fset.Position(fd.Pos()).Filename, "_test.go") {
+		if strings.HasSuffix(pass.Fset.PositionFor(fd.Pos(), false).Filename, "_test.go") {
 			return
 		}
 		checkLocks(pass, fd.Body)

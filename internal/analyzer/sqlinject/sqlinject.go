@@ -80,7 +80,7 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, fn := range funcs {
 		// Tests are not attack surface (gosec's findings in them are
 		// dropped too).
-		if strings.HasSuffix(pass.Fset.Position(fn.Pos()).Filename, "_test.go") {
+		if strings.HasSuffix(pass.Fset.PositionFor(fn.Pos(), false).Filename, "_test.go") {
 			continue
 		}
 		for _, b := range fn.Blocks {
@@ -203,7 +203,7 @@ func (c *checker) report(s site, sinkName string, call ssa.CallInstruction) {
 	if !pos.IsValid() {
 		pos = call.Pos()
 	}
-	at := c.pass.Fset.Position(pos)
+	at := c.pass.Fset.PositionFor(pos, false)
 	line := fmt.Sprintf("%s:%d", at.Filename, at.Line)
 	// Tests are not attack surface.
 	if c.reported[line] || strings.HasSuffix(at.Filename, "_test.go") {
@@ -214,7 +214,7 @@ func (c *checker) report(s site, sinkName string, call ssa.CallInstruction) {
 	if fn := call.Parent(); fn != nil {
 		if syn := fn.Syntax(); syn != nil && (pos < syn.Pos() || pos >= syn.End()) {
 			where = " in " + funcName(fn)
-			if q := c.pass.Fset.Position(call.Pos()); q.Filename != at.Filename {
+			if q := c.pass.Fset.PositionFor(call.Pos(), false); q.Filename != at.Filename {
 				where += " (" + filepath.Base(q.Filename) + ")"
 			}
 		}

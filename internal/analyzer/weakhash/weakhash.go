@@ -443,7 +443,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// problem.
 	reported := map[string]bool{}
 	report := func(n ast.Node, category, msg string) {
-		p := pass.Fset.Position(n.Pos())
+		p := pass.Fset.PositionFor(n.Pos(), false)
 		at := p.Filename + ":" + strconv.Itoa(p.Line)
 		if !reported[at] {
 			reported[at] = true

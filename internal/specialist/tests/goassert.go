@@ -134,7 +134,7 @@ func factsOf(fset *token.FileSet, fd *ast.FuncDecl) funcFacts {
 			for _, e := range n.Results {
 				identsOf(e, vars)
 			}
-			ff.checks = append(ff.checks, testCheck{pos: n.Pos(), line: fset.Position(n.Pos()).Line, vars: vars})
+			ff.checks = append(ff.checks, testCheck{pos: n.Pos(), line: fset.PositionFor(n.Pos(), false).Line, vars: vars})
 		case *ast.CallExpr:
 			assert := isAssert(n)
 			helper := takesT(n, tvars) || takesT(n, avars)
@@ -160,7 +160,7 @@ func factsOf(fset *token.FileSet, fd *ast.FuncDecl) funcFacts {
 			for v := range avars {
 				delete(vars, v)
 			}
-			ff.checks = append(ff.checks, testCheck{pos: n.Pos(), line: fset.Position(n.Pos()).Line, vars: vars, assert: assert})
+			ff.checks = append(ff.checks, testCheck{pos: n.Pos(), line: fset.PositionFor(n.Pos(), false).Line, vars: vars, assert: assert})
 		}
 		return true
 	})

@@ -29,11 +29,11 @@ func goBodies(name, src string) func(int) bool {
 		switch n := n.(type) {
 		case *ast.FuncDecl:
 			if n.Body != nil {
-				spans = append(spans, span{fset.Position(n.Body.Lbrace).Line, fset.Position(n.Body.Rbrace).Line})
+				spans = append(spans, span{fset.PositionFor(n.Body.Lbrace, false).Line, fset.PositionFor(n.Body.Rbrace, false).Line})
 			}
 			return false
 		case *ast.FuncLit:
-			spans = append(spans, span{fset.Position(n.Body.Lbrace).Line, fset.Position(n.Body.Rbrace).Line})
+			spans = append(spans, span{fset.PositionFor(n.Body.Lbrace, false).Line, fset.PositionFor(n.Body.Rbrace, false).Line})
 			return false
 		}
 		return true
@@ -81,7 +81,7 @@ func goExports(name string, src []byte) []export {
 		if !ok || !fd.Name.IsExported() {
 			continue
 		}
-		e := export{key: fd.Name.Name, name: fd.Name.Name, line: fset.Position(fd.Name.Pos()).Line}
+		e := export{key: fd.Name.Name, name: fd.Name.Name, line: fset.PositionFor(fd.Name.Pos(), false).Line}
 		if fd.Recv != nil && len(fd.Recv.List) == 1 {
 			recv := typeName(fd.Recv.List[0].Type)
 			if recv == "" || !ast.IsExported(recv) || slices.Contains(interfaceMethods, fd.Name.Name) {

@@ -54,12 +54,12 @@ func parseGo(name string, lines []string) *goSource {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			fn := &goFunc{key: d.Name.Name, name: d.Name.Name, decl: d,
-				from: fset.Position(d.Pos()).Line, to: fset.Position(d.End()).Line}
+				from: fset.PositionFor(d.Pos(), false).Line, to: fset.PositionFor(d.End(), false).Line}
 			if d.Recv != nil && len(d.Recv.List) == 1 {
 				fn.key = typeName(d.Recv.List[0].Type) + "." + d.Name.Name
 			}
 			if d.Body != nil {
-				for l := fset.Position(d.Body.Lbrace).Line + 1; l < fset.Position(d.Body.Rbrace).Line && l <= len(lines); l++ {
+				for l := fset.PositionFor(d.Body.Lbrace, false).Line + 1; l < fset.PositionFor(d.Body.Rbrace, false).Line && l <= len(lines); l++ {
 					if t := normLine(lines[l-1]); t != "" && !rePunct.MatchString(t) {
 						fn.body = append(fn.body, t)
 					}
@@ -126,7 +126,7 @@ func delegates(b *ast.BlockStmt) bool {
 // text returns the source of a node, its runs of white space made one
 // space.
 func (g *goSource) text(n ast.Node) string {
-	from, to := g.fset.Position(n.Pos()).Offset, g.fset.Position(n.End()).Offset
+	from, to := g.fset.PositionFor(n.Pos(), false).Offset, g.fset.PositionFor(n.End(), false).Offset
 	if from < 0 || to > len(g.src) || from > to {
 		return ""
 	}
@@ -135,7 +135,7 @@ func (g *goSource) text(n ast.Node) string {
 
 // lines returns the first and last line of a node.
 func (g *goSource) lines(n ast.Node) (from, to int) {
-	return g.fset.Position(n.Pos()).Line, g.fset.Position(n.End()).Line
+	return g.fset.PositionFor(n.Pos(), false).Line, g.fset.PositionFor(n.End(), false).Line
 }
 
 // funcAt returns the function declared across line, or nil.

@@ -39,7 +39,7 @@ func (r *review) plumbing(head *goSource) map[int]bool {
 				// A new call: its line is logic; what handles its
 				// error is not.
 				from, _ := head.lines(n.Body)
-				for l := from + 1; l <= head.fset.Position(n.End()).Line; l++ {
+				for l := from + 1; l <= head.fset.PositionFor(n.End(), false).Line; l++ {
 					out[l] = true
 				}
 				return false
@@ -268,7 +268,7 @@ func (r *review) removedCalls() map[string]bool {
 			continue
 		}
 		ast.Inspect(base.file, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok && deleted[base.fset.Position(c.Pos()).Line] {
+			if c, ok := n.(*ast.CallExpr); ok && deleted[base.fset.PositionFor(c.Pos(), false).Line] {
 				r.goneCalls[callSig(base, c)] = true
 			}
 			return true
