@@ -855,8 +855,12 @@ func (l *Loader) pruneModCache() {
 	go func() {
 		defer l.pruning.Done()
 		// On an error, nothing to do but try again after a later
-		// review.
-		PruneModCache(l.modCache, l.cfg.ModCacheMaxBytes)
+		// review; when another review held the cache, the next one
+		// to end tries again at once (else, with reviews overlapping,
+		// a busy service would seldom prune).
+		if _, locked, _ := pruneModCache(l.modCache, l.cfg.ModCacheMaxBytes); !locked {
+			l.fetcher.lastPrune.CompareAndSwap(now, 0)
+		}
 	}()
 }
 
@@ -878,14 +882,28 @@ type cachedModule struct {
 // max bytes. It does nothing, and returns 0, while a review holds the
 // cache's lock. It returns the bytes removed.
 func PruneModCache(dir string, max int64) (int64, error) {
+	removed, _, err := pruneModCache(dir, max)
+	return removed, err
+}
+
+// pruneModCache is PruneModCache; locked says whether it got the cache's
+// lock.
+func pruneModCache(dir string, max int64) (removed int64, locked bool, err error) {
 	f, err := os.OpenFile(filepath.Join(dir, modCacheLock), os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return 0, nil
+		return 0, false, nil
 	}
+	removed, err = pruneLocked(dir, max)
+	return removed, true, err
+}
+
+// pruneLocked prunes the module cache at dir, whose lock it holds.
+func pruneLocked(dir string, max int64) (int64, error) {
+	var err error
 	mods := map[string]*cachedModule{}
 	get := func(key string) *cachedModule {
 		m := mods[key]

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -109,5 +110,30 @@ func TestProxyUnreachableNamesTheHostOnly(t *testing.T) {
 	why := s.missing["example.com/m@v1.0.0"].why
 	if !strings.Contains(why, "could not be reached") || strings.Contains(why, "tok3n") {
 		t.Errorf("the reason is %q", why)
+	}
+}
+
+// A prune that found the cache held by a review is tried again when the
+// next review ends, not a minute later: with reviews overlapping, a busy
+// service would otherwise seldom get to prune.
+func TestPruneBusyCacheIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	modCache := t.TempDir()
+	l := NewLoader(Config{GoProxy: "http://127.0.0.1:9", ModCache: modCache, ModCacheMaxBytes: 1, CacheDir: t.TempDir()})
+	if _, _, err := l.environment(); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(modCache, modCacheLock), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	l.pruneModCache()
+	l.pruning.Wait()
+	if last := l.fetcher.lastPrune.Load(); last != 0 {
+		t.Errorf("a prune that could not lock the cache counts as done (last prune %d): the next review will not try", last)
 	}
 }
