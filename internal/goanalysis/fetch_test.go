@@ -143,14 +143,8 @@ func TestFetchNamesAModuleNotServed(t *testing.T) {
 	proxy := goanalysistest.NewGoProxy(t, lib())
 	c := fetchChange(t, requireLine("corp.example/lib v1.0.0", "corp.example/secret v1.2.0"), "corp.example/lib", "corp.example/secret")
 	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"module corp.example/secret@v1.2.0 could not be had", "404 Not Found", "--go-private", "e.g. corp.example)", "--go-netrc"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
-	if strings.Contains(why, "go list") || strings.Contains(why, "file://") {
+	wantReasons(t, p, "module corp.example/secret@v1.2.0 could not be had", "404 Not Found", "--go-private", "e.g. corp.example)", "--go-netrc")
+	if why := reasons(p); strings.Contains(why, "go list") || strings.Contains(why, "file://") {
 		t.Errorf("the reason is the go command's error: %s", why)
 	}
 }
@@ -170,13 +164,7 @@ func TestFetchNamesAChecksumMismatch(t *testing.T) {
 	r.Write(map[string]string{"app/app.go": "package app\n\nimport \"corp.example/lib\"\n\nvar _ = lib.Greeting\n\nfunc A() int { return 2 }\n"})
 	c := r.Change(base, r.Commit("head"))
 	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "checksum mismatch", "not to be trusted"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
+	wantReasons(t, p, "module corp.example/lib@v1.0.0 could not be had", "checksum mismatch", "not to be trusted")
 }
 
 // A private proxy asks for credentials: quorum sends those of the
@@ -218,13 +206,7 @@ func TestFetchStopsAtTheByteBound(t *testing.T) {
 	proxy := goanalysistest.NewGoProxy(t, big)
 	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
 	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir(), FetchMaxBytes: 64 << 10}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "download bound (64 KiB)", "--go-fetch-max-bytes"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
+	wantReasons(t, p, "module corp.example/lib@v1.0.0 could not be had", "download bound (64 KiB)", "--go-fetch-max-bytes")
 }
 
 func TestFetchTimesOut(t *testing.T) {
@@ -233,13 +215,7 @@ func TestFetchTimesOut(t *testing.T) {
 	proxy.Hang()
 	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
 	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir(), FetchTimeout: time.Second}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "took longer than 1s", "--go-fetch-timeout"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
+	wantReasons(t, p, "module corp.example/lib@v1.0.0 could not be had", "took longer than 1s", "--go-fetch-timeout")
 }
 
 func TestFetchOff(t *testing.T) {
@@ -247,13 +223,7 @@ func TestFetchOff(t *testing.T) {
 	proxy := goanalysistest.NewGoProxy(t, lib())
 	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
 	p := loadWith(t, goanalysis.Config{GoProxy: "off", GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"module corp.example/lib@v1.0.0 could not be had", "fetching modules is off", "--go-proxy"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
+	wantReasons(t, p, "module corp.example/lib@v1.0.0 could not be had", "fetching modules is off", "--go-proxy")
 	if len(proxy.Requests()) > 0 {
 		t.Errorf("off, the proxy was asked %v", proxy.Requests())
 	}
@@ -272,13 +242,7 @@ func TestFetchOffNamesTheModulesLacked(t *testing.T) {
 	r.Write(map[string]string{"app/app.go": "package app\n\n// A\n// long\n// comment\n// before\n// the\n// import.\nimport \"corp.example/lib/v2\"\n\nfunc A() int { return 2 }\n\nvar _ = lib.Greeting\n"})
 	c := r.Change(base, r.Commit("head"))
 	p := loadWith(t, goanalysis.Config{GoProxy: "off", ModCache: t.TempDir()}, c)
-	why := reasons(p)
-	t.Log(why)
-	for _, want := range []string{"the review lacks modules its go.mod requires: corp.example/lib/v2@v2.0.0", "--go-proxy"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("the reason does not say %q: %s", want, why)
-		}
-	}
+	wantReasons(t, p, "the review lacks modules its go.mod requires: corp.example/lib/v2@v2.0.0", "--go-proxy")
 }
 
 // A go.mod is the attacker's: it names a module no proxy serves (the go
@@ -549,5 +513,18 @@ func TestPruneModCacheRemovesModFilesToo(t *testing.T) {
 	})
 	if left > 3000 {
 		t.Errorf("%d bytes were kept, past the bound of 3000", left)
+	}
+}
+
+// wantReasons checks that why p's packages were not analysed says each
+// of wants.
+func wantReasons(t *testing.T, p *goanalysis.Program, wants ...string) {
+	t.Helper()
+	why := reasons(p)
+	t.Log(why)
+	for _, want := range wants {
+		if !strings.Contains(why, want) {
+			t.Errorf("the reason does not say %q: %s", want, why)
+		}
 	}
 }
