@@ -34,8 +34,16 @@ func run(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "estimate one change of this repository")
 	base := fs.String("base", "", "base revision, with --repo")
 	head := fs.String("head", "", "head revision, with --repo")
+	serve := fs.String("serve", "", "quorum binary whose serve reviews the --case changes at once")
+	memory := fs.String("memory", "", "with --serve: its --review-memory")
+	workers := fs.Int("workers", 2, "with --serve: its --review-workers")
+	var cases multi
+	fs.Var(&cases, "case", "with --serve: a case of --work to review (repeat)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *serve != "" {
+		return serveCases(ctx, *serve, *memory, *workers, *work, cases)
 	}
 	if *repo != "" {
 		e, err := estimate(ctx, *repo, *base, *head)
