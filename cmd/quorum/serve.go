@@ -63,6 +63,14 @@ func cgroupMemoryMax(procSelfCgroup []byte) string {
 	return "/sys/fs/cgroup/memory.max"
 }
 
+// memoryBudget is the budget of n bytes, or none when n is 0 (unknown).
+func memoryBudget(n int64) *membudget.Budget {
+	if n == 0 {
+		return nil
+	}
+	return membudget.New(n)
+}
+
 // readOrNil returns the file's contents, or nil when it cannot be read.
 func readOrNil(path string) []byte {
 	b, err := os.ReadFile(path)
@@ -97,7 +105,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "reviews an account may have per review rate-limit window; over it a review is skipped with review.failed rate_limit")
 	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
 	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once, at most (each takes from a few hundred MB to a few GB while it analyses a change; --review-memory bounds their sum)")
-	reviewMemory := c.String("review-memory", "QUORUM_REVIEW_MEMORY", "", "memory the reviews running at once may take together, e.g. 4GiB: each reserves an estimate from the Go source it type-checks before it starts, and waits while the others hold the rest; one review always runs (default three quarters of the cgroup's memory.max, or of MemTotal); also the Go runtime's soft memory limit, plus 256MiB, unless GOMEMLIMIT is set")
+	reviewMemory := c.String("review-memory", "QUORUM_REVIEW_MEMORY", "", "memory the reviews running at once may take together, e.g. 4GiB: each reserves an estimate from the Go source it type-checks before it starts, and waits while the others hold the rest; one review always runs (default three quarters of the cgroup's memory.max, or of MemTotal; none where neither can be read); also the Go runtime's soft memory limit, plus 256MiB, unless GOMEMLIMIT is set")
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
 	webhookMaxEndpoints := c.Int("webhook-max-endpoints", "QUORUM_WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints, "webhook endpoints an account may register through the API (each event is sent to every one)")
@@ -144,8 +152,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
 	}
 	budget, err := reviewBudget(*reviewMemory, readOrNil)
-	if err != nil {
+	if errors.As(err, new(usageError)) {
 		return err
+	}
+	if err != nil {
+		// Not Linux, or no /proc: reviews are bounded by count only.
+		log.Warn("reviews are not bounded by memory", "error", err.Error())
 	}
 	// The service fetches into a module cache of its own, under its
 	// cache directory, and reads no other.
@@ -209,14 +221,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
 			Log:               log.With("component", "review"),
 			Observe:           func(res pipeline.Result, took time.Duration) { observeReview(m, res, took) },
-			Memory:            membudget.New(budget),
+			Memory:            memoryBudget(budget),
 		})
-		if getenv("GOMEMLIMIT") == "" {
-			// The collector works harder as the heap nears the budget,
-			// rather than let the reviews' garbage take the machine.
-			debug.SetMemoryLimit(budget + softLimitHeadroom)
+		if budget > 0 {
+			if getenv("GOMEMLIMIT") == "" {
+				// The collector works harder as the heap nears the budget,
+				// rather than let the reviews' garbage take the machine.
+				debug.SetMemoryLimit(budget + softLimitHeadroom)
+			}
+			log.Info("review memory budget", "budget", membudget.FormatSize(budget), "review_workers", *reviewWorkers)
 		}
-		log.Info("review memory budget", "budget", membudget.FormatSize(budget), "review_workers", *reviewWorkers)
 	}
 	rescueAfter := *jobRescueAfter
 	if rescueAfter == 0 {
