@@ -304,6 +304,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--role", "api", "--data-dir", dir}, "needs --database-url"},
 		{[]string{"serve", "--data-dir", dir, "--webhook-concurrency", "-1"}, "--webhook-concurrency"},
 		{[]string{"serve", "--data-dir", dir, "--workers", "0"}, "--workers"},
+		{[]string{"serve", "--data-dir", dir, "--review-memory", "lots"}, `--review-memory: "lots" is not a size`},
+		{[]string{"serve", "--data-dir", dir, "--review-memory", "4XB"}, `--review-memory: "4XB" is not a size`},
+		{[]string{"serve", "--data-dir", dir, "--review-memory", "0"}, "--review-memory: \"0\": a size must be at least 1 byte"},
+		{[]string{"serve", "--data-dir", dir, "--review-memory", "-2GiB"}, "a size must be at least 1 byte"},
 		{[]string{"token", "create", "--data-dir", dir, "--scope", "reviews:read"}, "--account is required"},
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a"}, "at least one --scope"},
 		{[]string{"token", "create", "--data-dir", dir, "--account", "a", "--scope", "admin"}, `unknown scope "admin"`},
@@ -326,8 +330,12 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit code %d, want 2", tc.args, code)
 		}
 	}
+	_, _, err := quorum(t, env("QUORUM_REVIEW_MEMORY", "2 gigs"), "serve", "--data-dir", dir)
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), `--review-memory: "2 gigs" is not a size`) {
+		t.Errorf("QUORUM_REVIEW_MEMORY=2 gigs: err = %v, want a usage error naming --review-memory", err)
+	}
 	// A bad environment value is reported with the variable's name.
-	_, _, err := quorum(t, env("QUORUM_RATE_LIMIT", "many"), "serve", "--data-dir", dir)
+	_, _, err = quorum(t, env("QUORUM_RATE_LIMIT", "many"), "serve", "--data-dir", dir)
 	if err == nil || !strings.Contains(err.Error(), "QUORUM_RATE_LIMIT") {
 		t.Errorf("bad env: err = %v, want it to name QUORUM_RATE_LIMIT", err)
 	}

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/metrics"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/polyglot"
@@ -28,6 +32,53 @@ import (
 	"github.com/quorum-review/quorum/internal/token"
 	"github.com/quorum-review/quorum/internal/webhook"
 )
+
+// softLimitHeadroom is what the process takes beside its reviews (the API,
+// webhook deliveries: about 60 MB idle), added to the review memory budget
+// for the Go runtime's soft memory limit.
+const softLimitHeadroom = 256 << 20
+
+// reviewBudget is --review-memory in bytes, or the default from the
+// cgroup's limit or the machine's memory, read through read.
+func reviewBudget(flag string, read func(string) []byte) (int64, error) {
+	if flag != "" {
+		n, err := membudget.ParseSize(flag)
+		if err != nil {
+			return 0, usageError{fmt.Errorf("--review-memory: %w", err)}
+		}
+		return n, nil
+	}
+	return membudget.Default(read(cgroupMemoryMax(read("/proc/self/cgroup"))), read("/proc/meminfo"))
+}
+
+// cgroupMemoryMax is the path of the memory.max of the process's cgroup
+// (v2) from /proc/self/cgroup: under a systemd unit with MemoryMax= the
+// cgroup is a subdirectory; in a container, the root.
+func cgroupMemoryMax(procSelfCgroup []byte) string {
+	for line := range strings.Lines(string(procSelfCgroup)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok && strings.HasPrefix(p, "/") && !strings.Contains(p, "..") {
+			return path.Join("/sys/fs/cgroup", p, "memory.max")
+		}
+	}
+	return "/sys/fs/cgroup/memory.max"
+}
+
+// memoryBudget is the budget of n bytes, or none when n is 0 (unknown).
+func memoryBudget(n int64) *membudget.Budget {
+	if n == 0 {
+		return nil
+	}
+	return membudget.New(n)
+}
+
+// readOrNil returns the file's contents, or nil when it cannot be read.
+func readOrNil(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return b
+}
 
 // Roles a serve process can take.
 const (
@@ -53,7 +104,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
 	maxReviews := c.Int("max-reviews", "QUORUM_MAX_REVIEWS", pipeline.DefaultMaxReviews, "reviews an account may have per review rate-limit window; over it a review is skipped with review.failed rate_limit")
 	reviewWindow := c.Duration("review-window", "QUORUM_REVIEW_WINDOW", pipeline.DefaultRateWindow, "length of the review rate-limit window (windows are aligned to the Unix epoch: 1h windows start on the hour, UTC)")
-	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once (each takes up to a few hundred MB while it analyses a change)")
+	reviewWorkers := c.Int("review-workers", "QUORUM_REVIEW_WORKERS", 2, "reviews this process runs at once, at most (each takes from a few hundred MB to a few GB while it analyses a change; --review-memory bounds their sum)")
+	reviewMemory := c.String("review-memory", "QUORUM_REVIEW_MEMORY", "", "memory the reviews running at once may take together, e.g. 4GiB: each reserves an estimate from the Go source it type-checks before it starts, and waits while the others hold the rest; one review always runs (default three quarters of the cgroup's memory.max, or of MemTotal; none where neither can be read); also the Go runtime's soft memory limit, plus 256MiB, unless GOMEMLIMIT is set")
 	specialistTimeout := c.Duration("specialist-timeout", "QUORUM_SPECIALIST_TIMEOUT", pipeline.DefaultTimeout, "time limit of each specialist in a review")
 	webhookAllowPrivate := c.Bool("webhook-allow-private", "QUORUM_WEBHOOK_ALLOW_PRIVATE", false, "let webhook deliveries reach loopback, private, link-local and other non-public addresses (development and tests only)")
 	webhookMaxEndpoints := c.Int("webhook-max-endpoints", "QUORUM_WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints, "webhook endpoints an account may register through the API (each event is sent to every one)")
@@ -98,6 +150,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if *maxReviews < 1 || *reviewWindow <= 0 || *specialistTimeout <= 0 || *reviewWorkers < 1 {
 		return usageError{errors.New("--max-reviews, --review-window, --specialist-timeout and --review-workers must be positive")}
+	}
+	budget, err := reviewBudget(*reviewMemory, readOrNil)
+	if errors.As(err, new(usageError)) {
+		return err
+	}
+	if err != nil {
+		// Not Linux, or no /proc: reviews are bounded by count only.
+		log.Warn("reviews are not bounded by memory", "error", err.Error())
 	}
 	// The service fetches into a module cache of its own, under its
 	// cache directory, and reads no other.
@@ -169,7 +229,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
 			Log:               log.With("component", "review"),
 			Observe:           func(res pipeline.Result, took time.Duration) { observeReview(m, res, took) },
+			Memory:            memoryBudget(budget),
 		})
+		if budget > 0 {
+			if getenv("GOMEMLIMIT") == "" {
+				// The collector works harder as the heap nears the budget,
+				// rather than let the reviews' garbage take the machine.
+				debug.SetMemoryLimit(budget + softLimitHeadroom)
+			}
+			log.Info("review memory budget", "budget", membudget.FormatSize(budget), "review_workers", *reviewWorkers)
+		}
 	}
 	rescueAfter := *jobRescueAfter
 	if rescueAfter == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/store"
@@ -129,6 +130,10 @@ type Worker struct {
 	// Observe, when set, is told of each review the job saved (a review
 	// or a failure) and how long the job took to make it (the metrics).
 	Observe func(res Result, took time.Duration)
+	// Memory, when set, bounds the memory of the reviews running at once:
+	// each reserves its estimate (membudget.EstimateOf) before its
+	// specialists start, and waits while the others hold the rest.
+	Memory *membudget.Budget
 }
 
 // Timeout bounds a whole job: every specialist's timeout, plus loading.
@@ -203,6 +208,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		return fail(fmt.Errorf("read the change: %w", err))
 	}
 	cfg, problems := repoconfig.Load(ctx, c)
+	release, err := w.reserve(ctx, a, c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if s, ok := w.Publishers[a.Source].(Starter); ok {
 		if err := s.Started(ctx, a); err != nil && w.Log != nil {
 			w.Log.Warn("show the review as started", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "error", err.Error())
@@ -261,6 +271,52 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 		return fail(fmt.Errorf("save the review: %w", err))
 	}
 	return nil
+}
+
+// reserve takes the review's estimate from w.Memory, waiting while other
+// reviews hold it. The wait takes at most one specialist timeout of the
+// job's time limit; past it the job is snoozed (back to the queue, no
+// attempt used), so that it still has the time to run when it gets the
+// memory.
+func (w *Worker) reserve(ctx context.Context, a ReviewArgs, c *change.Change) (func(), error) {
+	if w.Memory == nil {
+		return func() {}, nil
+	}
+	est, err := membudget.EstimateOf(ctx, c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// A tree that cannot be listed: reserve as for the largest review.
+		est = membudget.Estimate{Bytes: w.Memory.Total()}
+	}
+	var waitStart time.Time
+	waiting := func(reserved int64) {
+		waitStart = time.Now()
+		if w.Log != nil {
+			w.Log.Info("review waiting for memory", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head,
+				"estimate", membudget.FormatSize(est.Bytes), "go_source", est.SourceBytes,
+				"reserved", membudget.FormatSize(reserved), "budget", membudget.FormatSize(w.Memory.Total()))
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, w.specialistTimeout())
+	defer cancel()
+	release, err := w.Memory.Acquire(wctx, est.Bytes, waiting)
+	if err != nil {
+		if ctx.Err() == nil {
+			if w.Log != nil {
+				w.Log.Info("review still waiting for memory: queued again", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head,
+					"waited", time.Since(waitStart).Round(time.Millisecond).String())
+			}
+			return nil, river.JobSnooze(time.Second)
+		}
+		return nil, err
+	}
+	if !waitStart.IsZero() && w.Log != nil {
+		w.Log.Info("review got its memory", "owner", a.Owner, "repo", a.Repo, "pr", a.PR, "head", a.Head,
+			"estimate", membudget.FormatSize(est.Bytes), "waited", time.Since(waitStart).Round(time.Millisecond).String())
+	}
+	return release, nil
 }
 
 // save saves res and, when the source has a Publisher, queues its posting
