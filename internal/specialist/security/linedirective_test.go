@@ -46,12 +46,9 @@ func ByNick(db *sql.DB, nick string) (*sql.Rows, error) {
 	head := r.Commit("head")
 
 	fs, _ := reviewCoverage(t, r.Change(base, head))
-	var got []string
-	for _, f := range fs {
-		got = append(got, fmt.Sprintf("%s:%d", f.Path, f.Line))
-	}
+	got := located(fs)
 	for _, line := range goanalysistest.Marked(src, "want") {
-		if want := fmt.Sprintf("app/store.go:%d", line); !slices.Contains(got, want) {
+		if want := fmt.Sprintf("app/store.go:%d quorum:sql-injection", line); !slices.Contains(got, want) {
 			t.Errorf("no finding at %s, where the injection is; findings at %v", want, got)
 		}
 	}

@@ -137,10 +137,7 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 	r.Write(map[string]string{"app/store.go": store})
 	head := r.Commit("head")
 	fs, gaps := reviewCoverage(t, r.Change(base, head))
-	var got []string
-	for _, f := range fs {
-		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
-	}
+	got := located(fs)
 	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
@@ -181,10 +178,7 @@ func ByID(db *sql.DB, id string) (*sql.Rows, error) {
 	r.Write(map[string]string{"app/bomb.go": strings.Join(bomb, "\n") + "\n", "app/store.go": store})
 	head := r.Commit("head")
 	fs, gaps := reviewCoverage(t, r.Change(base, head))
-	var got []string
-	for _, f := range fs {
-		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
-	}
+	got := located(fs)
 	want := []string{fmt.Sprintf("app/store.go:%d quorum:sql-injection", goanalysistest.Marked(store, "want:quorum:sql-injection")[0])}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
@@ -217,4 +211,13 @@ func reviewCoverage(t *testing.T, c *change.Change) ([]specialist.Finding, map[s
 	mu.Lock()
 	defer mu.Unlock()
 	return fs, maps.Clone(gaps)
+}
+
+// located says where each finding is and by which rule: "path:line rule".
+func located(fs []specialist.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Rule))
+	}
+	return out
 }
