@@ -83,8 +83,14 @@ var built struct {
 	out  []byte
 }
 
-// buildQuorum builds this command's binary, as a normal (non-race) build,
-// once for all the tests that ask.
+// buildQuorum builds this command's binary once for all the tests that
+// ask, with the race detector when this test binary has it: its packages
+// are then in the build cache already, and only the command itself is
+// compiled and linked (a normal build beside a race one compiled every
+// dependency twice, most of the suite's time on an empty cache). It is
+// stamped with the version control information (-buildvcs=true: the
+// machine's GOFLAGS may turn stamping off; a release build is made with
+// it on, docs/operations.md), which TestVersionFromBuildInfo reads.
 func buildQuorum(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -95,7 +101,8 @@ func buildQuorum(t *testing.T) string {
 		built.bin = filepath.Join(built.dir, "quorum")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		built.out, built.err = exec.CommandContext(ctx, "go", "build", "-o", built.bin, ".").CombinedOutput()
+		args := append([]string{"build", "-buildvcs=true"}, raceFlags...)
+		built.out, built.err = exec.CommandContext(ctx, "go", append(args, "-o", built.bin, ".")...).CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("go build: %v\n%s", built.err, built.out)

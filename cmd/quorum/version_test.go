@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestBuildString(t *testing.T) {
@@ -36,14 +33,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git rev-parse HEAD (the test runs in the repository's work tree): %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "quorum")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	// -buildvcs=true: the machine's GOFLAGS may turn stamping off; a
-	// release build is made with it on (docs/operations.md).
-	if out, err := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildQuorum(t)
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil {
 		t.Fatal(err)
