@@ -43,14 +43,17 @@ type checkRun struct {
 	keep    map[*analysis.Analyzer]bool // run outside the repository too
 	copies  map[*analysis.Analyzer]*analysis.Analyzer
 	orig    map[*analysis.Analyzer]*analysis.Analyzer // copy → original
-	// readers says when a result can be dropped (release.go).
+	// readers says when a result can be dropped, and deps when a
+	// dependency's syntax can (release.go).
 	readers readers
+	deps    map[*types.Package]*depPasses
 }
 
 // newCheckRun prepares a check of analyzers over pkgs, whose packages
 // outside the repository (under root) are skipped by the analyzers with
-// facts.
-func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string) *checkRun {
+// facts. With last (no later check reads the dependencies' syntax), a
+// dependency's syntax is dropped when its last pass ends.
+func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool) *checkRun {
 	c := &checkRun{
 		readers: newReaders(analyzers, pkgs),
 		outside: map[*types.Package]bool{},
@@ -66,6 +69,9 @@ func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root 
 			c.outside[p.Types] = true
 		}
 	})
+	if last {
+		c.deps = c.readers.dependencies(pkgs)
+	}
 	return c
 }
 
@@ -93,6 +99,10 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	skip := !c.keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
 	w.ResultType = heldType
 	w.Run = func(pass *analysis.Pass) (any, error) {
+		if d := c.deps[pass.Pkg]; d != nil {
+			d.started(pass)
+			defer d.ended()
+		}
 		if skip && c.outside[pass.Pkg] {
 			read(pass.ResultOf)
 			var zero any

@@ -126,7 +126,10 @@ func (p *Program) analyzeTyped(analyzers []*analysis.Analyzer) ([]Diagnostic, er
 	}
 	p.once.Do(func() {
 		if len(p.Packages) > 0 {
-			p.results = p.check(p.registered)
+			// The dependencies' syntax is dropped as their last pass
+			// ends when no later check reads it (release).
+			last := len(p.registered) > 0 && len(p.Partial)+len(p.Repaired)+len(p.unrepaired) == 0
+			p.results = p.checkOn(p.registered, p.Packages, nil, last)
 		}
 		p.partial = p.checkPartial(p.registered)
 		if len(p.registered) > 0 {
@@ -191,7 +194,7 @@ func (p *Program) release() {
 
 // check runs analyzers over the packages with the checker.
 func (p *Program) check(analyzers []*analysis.Analyzer) map[*analysis.Analyzer]analyzed {
-	return p.checkOn(analyzers, p.Packages, nil)
+	return p.checkOn(analyzers, p.Packages, nil, false)
 }
 
 // checkPartial runs analyzers over the packages with type errors: all of
@@ -262,7 +265,7 @@ func (p *Program) checkTolerant(analyzers []*analysis.Analyzer, pkgs []*packages
 		}
 	}()
 	found = map[*analysis.Analyzer][]Diagnostic{}
-	for a, r := range p.checkOn(run, pkgs, &checker.Options{Sequential: true}) {
+	for a, r := range p.checkOn(run, pkgs, &checker.Options{Sequential: true}, false) {
 		if r.err != nil {
 			continue
 		}
@@ -297,13 +300,14 @@ func requires(a *analysis.Analyzer, is func(*analysis.Analyzer) bool) bool {
 	return false
 }
 
-// checkOn runs analyzers over pkgs with the checker.
-func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Package, opts *checker.Options) map[*analysis.Analyzer]analyzed {
+// checkOn runs analyzers over pkgs with the checker; last says that no
+// later check reads the syntax of pkgs' dependencies.
+func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Package, opts *checker.Options, last bool) map[*analysis.Analyzer]analyzed {
 	results := map[*analysis.Analyzer]analyzed{}
 	if len(analyzers) == 0 {
 		return results
 	}
-	c := newCheckRun(analyzers, pkgs, p.Root)
+	c := newCheckRun(analyzers, pkgs, p.Root, last)
 	run := make([]*analysis.Analyzer, len(analyzers))
 	for i, a := range analyzers {
 		run[i] = c.wrap(a)
