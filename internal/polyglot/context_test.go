@@ -69,6 +69,12 @@ export function Bio(props: { bio: string }) {
 export function Rule() {
   return <div dangerouslySetInnerHTML={{ __html: "<hr/>" }} />;
 }
+
+export function changed(since: Date, now: Date, seen: number[]): boolean {
+  if (since === new Date()) return true;
+  if (seen === []) return true;
+  return since === now;
+}
 `
 	contextServerPy = `import pickle
 
@@ -148,6 +154,11 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 			"hadolint:DL3027 Dockerfile:8",
 			"hadolint:DL3027 apt/Dockerfile:2",
 			"oxlint:eslint/no-cond-assign web/Bio.tsx:11",
+			// === with a new object is always false (said once, though
+			// two rules report x === []); between two variables it is
+			// an identity test, often meant.
+			"oxlint:eslint/no-constant-binary-expression web/Bio.tsx:26",
+			"oxlint:eslint/no-constant-binary-expression web/Bio.tsx:27",
 			"oxlint:typescript/no-floating-promises web/Bio.tsx:9",
 			"oxlint:typescript/no-misused-promises web/Bio.tsx:6",
 			"shellcheck:SC2086 scripts/check.sh:3",

@@ -272,11 +272,15 @@ func joinLines(lines []int) string {
 }
 
 // sameKind returns the kind of a rule for deduplication on one line: the
-// rule, or one kind for shellcheck's unquoted expansions.
+// rule, or one kind for shellcheck's unquoted expansions, and one for
+// oxlint's two reports of a comparison with a new object (`x === []` is
+// both a constant binary expression and an object literal comparison).
 func sameKind(rule string) string {
 	switch rule {
 	case "shellcheck:SC2086", "shellcheck:SC2046", "shellcheck:SC2048", "shellcheck:SC2068", "shellcheck:SC2070":
 		return "shellcheck:unquoted"
+	case "oxlint:eslint/no-constant-binary-expression", "oxlint:oxc/bad-object-literal-comparison":
+		return "oxlint:new-object-comparison"
 	}
 	return rule
 }
