@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -162,7 +163,8 @@ func start() (*Server, error) {
 	}
 	source := filepath.Join(filepath.Dir(binary), "src")
 
-	work, err := os.MkdirTemp("", "giteatest-")
+	sweepWorkDirs()
+	work, err := os.MkdirTemp("", fmt.Sprintf("giteatest-%d-", os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("create work directory: %w", err)
 	}
@@ -323,7 +325,9 @@ func (s *Server) createDatabase() (database, error) {
 	if err != nil {
 		return database{}, fmt.Errorf("parse %s: %w", EnvPostgres, err)
 	}
-	name := "gitea_test_" + randomHex(6)
+	// The test binary's pid in the name lets a later run drop what a
+	// binary killed before Stop left behind.
+	name := fmt.Sprintf("gitea_test_%d_%s", os.Getpid(), randomHex(4))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, s.adminURL)
@@ -331,6 +335,9 @@ func (s *Server) createDatabase() (database, error) {
 		return database{}, fmt.Errorf("connect to %s (run scripts/install-postgres): %w", EnvPostgres, err)
 	}
 	defer conn.Close(context.Background())
+	if err := sweepDatabases(ctx, conn); err != nil {
+		return database{}, err
+	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return database{}, fmt.Errorf("create database %s: %w", name, err)
 	}
@@ -345,6 +352,53 @@ func (s *Server) createDatabase() (database, error) {
 		sslMode = "disable"
 	}
 	return database{host: host, name: name, user: u.User.Username(), password: password, sslMode: sslMode}, nil
+}
+
+// sweepDatabases drops the gitea_test_<pid>_* databases of test binaries
+// that are gone (killed by -timeout, say, before Stop). It assumes the
+// PostgreSQL is this machine's: a pid of another machine's run may look
+// gone from here.
+func sweepDatabases(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'gitea\_test\_%'`)
+	if err != nil {
+		return fmt.Errorf("list stale Gitea test databases: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("list stale Gitea test databases: %w", err)
+	}
+	for _, name := range names {
+		pid, ok := ownerPid(strings.TrimPrefix(name, "gitea_test_"), "_")
+		if !ok || !processGone(pid) {
+			continue
+		}
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop stale database %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// sweepWorkDirs removes the giteatest-<pid>-* work directories of test
+// binaries that are gone. Failures are ignored: a directory left is only
+// disk space.
+func sweepWorkDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "giteatest-*-*"))
+	for _, dir := range dirs {
+		if pid, ok := ownerPid(strings.TrimPrefix(filepath.Base(dir), "giteatest-"), "-"); ok && processGone(pid) {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// ownerPid reads the pid at the start of rest, up to sep.
+func ownerPid(rest, sep string) (int, bool) {
+	digits, _, found := strings.Cut(rest, sep)
+	if !found {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(digits)
+	return pid, err == nil && pid > 0
 }
 
 // stop ends gitea web by its pid (SIGTERM, then SIGKILL if it lingers),
