@@ -220,7 +220,6 @@ type goPackage struct {
 	tt      typeTable
 	byKey   map[string]*goFunc
 	byName  map[string][]*goFunc
-	tests   []testSource
 	covered map[string]bool
 }
 
@@ -244,7 +243,7 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 		return nil, err
 	}
 	p := &goPackage{tt: typeTable{results: map[string]string{}, types: map[string]bool{}},
-		byKey: map[string]*goFunc{}, byName: map[string][]*goFunc{}, tests: tests, covered: map[string]bool{}}
+		byKey: map[string]*goFunc{}, byName: map[string][]*goFunc{}, covered: map[string]bool{}}
 	if len(tests) > 0 {
 		srcs, err := r.packageSources(dir)
 		if err != nil {
@@ -385,14 +384,23 @@ func (r *review) testSources(dir string) ([]testSource, error) {
 }
 
 // testSource reads the test file at p at head; an empty one when it
-// cannot be read.
+// cannot be read. A test file the change touches is parsed once for the
+// review; the package's others are read for what they call and dropped
+// (nats-server's server package has 7.9 MB of them, 86 MB of syntax
+// kept through the whole review when they were kept too).
 func (r *review) testSource(p string) (testSource, error) {
 	data, err := r.c.ReadFile(r.ctx, p)
 	if err != nil {
 		return testSource{}, r.ctx.Err()
 	}
 	lines := strings.Split(string(data), "\n")
-	if g := r.goParsed("head:"+p, p, lines); g != nil {
+	var g *goSource
+	if r.touches(p) {
+		g = r.goParsed("head:"+p, p, lines)
+	} else {
+		g = parseGo(p, lines)
+	}
+	if g != nil {
 		return testSource{g: g}, nil
 	}
 	var names []string
@@ -545,6 +553,16 @@ func (r *review) testsRemovedCode(x *file, n string) bool {
 			if ok && used[name] && (used[recv] || strings.Contains(n, recv) || subject(x.path) == strings.ToLower(recv)) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// touches reports whether the change touches the file at p (at head).
+func (r *review) touches(p string) bool {
+	for _, x := range r.files {
+		if x.path == p {
+			return true
 		}
 	}
 	return false

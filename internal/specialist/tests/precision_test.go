@@ -1,9 +1,13 @@
 package tests
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/quorum-review/quorum/internal/change"
 )
 
 // The cases below mirror noise the specialist produced on ordinary
@@ -685,4 +689,40 @@ func TestJSTestsDeletedWithTheirFunctionAreClean(t *testing.T) {
 
 	fs, _, files = runReview(t, nil, base, map[string]string{"tests/help.strip.test.js": ""})
 	check(t, fs, files, want{"tests/help.strip.test.js", "", RuleTestDeleted, "medium"})
+}
+
+// The package's test files the change does not touch are read for what
+// they call, and not kept for the rest of the review (in a large package
+// they were most of the specialist's memory); the one it touches is.
+func TestGoUnchangedTestFilesAreNotKept(t *testing.T) {
+	t.Parallel()
+	base := storeFiles("s.Get(")
+	base["store/store.go"] += "\n// New returns an empty Store.\nfunc New() *Store { return &Store{m: map[string]int{}} }\n"
+	base["store/other_test.go"] = "package store\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) { _ = New() }\n"
+	head := maps.Clone(base)
+	head["store/store.go"] += "\n// Put stores v at k.\nfunc (s *Store) Put(k string, v int) { s.m[k] = v }\n"
+	head["store/store_test.go"] = strings.Replace(head["store/store_test.go"], "func TestGet(t *testing.T) {\n", "func TestGet(t *testing.T) {\n\tNew().Put(\"b\", 2)\n", 1)
+	g := newGitRepo(t)
+	b, h := g.apply(base), g.apply(head)
+	c, err := change.NewLocal(g.dir).Change(context.Background(), change.Ref{Base: b, Head: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &review{ctx: context.Background(), c: c}
+	if err := r.load(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.pkg("store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.covered["Store.Put"] || !p.covered["New"] {
+		t.Errorf("covered %v: want Store.Put (from the changed test) and New (from the unchanged one)", p.covered)
+	}
+	if _, ok := r.parsed["head:store/other_test.go"]; ok {
+		t.Error("the unchanged test file is kept parsed for the rest of the review")
+	}
+	if _, ok := r.parsed["head:store/store_test.go"]; !ok {
+		t.Error("the changed test file is not kept parsed")
+	}
 }
