@@ -774,18 +774,28 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		// In a test file whose test functions' bodies were left out, an
 		// import used only in them is unused: that error is not the
 		// repository's (testbodies.go).
-		// (go/packages names an error's position as //line directives
-		// say: a type error is matched by that and its message.)
-		made := map[[2]string]bool{}
+		// go/packages names an error's position as //line directives
+		// say, so a type error is matched by that and its message: as
+		// many times as one was made, and never when an error the
+		// repository made has the same (a changed file's //line may
+		// point its own unused import there).
+		made, kept := map[[2]string]int{}, map[[2]string]bool{}
 		p.TypeErrors = slices.DeleteFunc(p.TypeErrors, func(e types.Error) bool {
+			k := [2]string{e.Fset.Position(e.Pos).String(), e.Msg}
 			if unusedImport(e.Msg) && tests.trimmedAt(e.Fset.PositionFor(e.Pos, false).Filename) {
-				made[[2]string{e.Fset.Position(e.Pos).String(), e.Msg}] = true
+				made[k]++
 				return true
 			}
+			kept[k] = true
 			return false
 		})
 		p.Errors = slices.DeleteFunc(p.Errors, func(e packages.Error) bool {
-			return e.Kind == packages.TypeError && made[[2]string{e.Pos, e.Msg}]
+			k := [2]string{e.Pos, e.Msg}
+			if e.Kind != packages.TypeError || made[k] == 0 || kept[k] {
+				return false
+			}
+			made[k]--
+			return true
 		})
 		if !inside(root, firstFile(p)) {
 			// Without bodies, an import used only in them is unused:
@@ -918,23 +928,22 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 }
 
 // dropUnread drops the syntax and types of the packages go list gave
-// that nothing analysed reads: a package whose test variant is analysed
-// in its place (it holds the same files, type-checked a second time),
-// and the test mains, when no loaded package imports them. In nats-server's
+// that nothing analysed reads, directly or through its imports: a
+// package whose test variant is analysed in its place (it holds the same
+// files, type-checked a second time), the test variants and external
+// tests of the packages whose tests did not change, and the test mains. In nats-server's
 // server package these were a full type-check of 4.4 MB of Go carried
 // through the analysis (docs/performance.md).
 func dropUnread(pkgs []*packages.Package, analysed ...[]*packages.Package) {
-	read := map[*packages.Package]bool{}
+	var roots []*packages.Package
 	for _, ps := range analysed {
-		for _, p := range ps {
-			read[p] = true
-		}
+		roots = append(roots, ps...)
 	}
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		for _, imp := range p.Imports {
-			read[imp] = true
-		}
-	})
+	read := map[*packages.Package]bool{}
+	packages.Visit(roots, func(p *packages.Package) bool {
+		read[p] = true
+		return true
+	}, nil)
 	for _, p := range pkgs {
 		if !read[p] {
 			p.Syntax, p.TypesInfo, p.Types = nil, nil, nil

@@ -14,12 +14,12 @@ import (
 // files the change did not touch: nats-server's server package has
 // 7.9 MB of tests beside 4.4 MB of code, and a review of a one-line test
 // change peaked at 3 GB with them (docs/performance.md). A test, a
-// benchmark, a fuzz test or an example is called by no code of the
-// package (go test calls it), so its body makes no fact another
-// function's analysis reads, and no finding is reported in a file the
-// change did not touch: in those files such functions are type-checked
-// without their bodies. Helpers keep theirs (a printf wrapper's fact is
-// read where a changed test calls it).
+// benchmark, a fuzz test or an example, with the signature go test
+// calls (goTestCalls), is called by no code of the package as a rule, so
+// its body makes no fact another function's analysis reads, and no
+// finding is reported in a file the change did not touch: in those files
+// such functions are type-checked without their bodies. Helpers keep
+// theirs (a printf wrapper's fact is read where a changed test calls it).
 
 // testBodies trims the bodies of the test entry points of the unchanged
 // test files of one load, and remembers which files it trimmed.
@@ -36,10 +36,11 @@ func (tb *testBodies) trim(filename string, f *ast.File) {
 	if !strings.HasSuffix(filename, "_test.go") || tb.changed[filename] {
 		return
 	}
+	testing := testingName(f)
 	cut := false
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || fd.Body == nil || !testEntry(fd.Name.Name) {
+		if !ok || fd.Body == nil || !goTestCalls(fd, testing) {
 			continue
 		}
 		fd.Body = nil
@@ -67,20 +68,77 @@ func (tb *testBodies) trimmedAt(filename string) bool {
 	return tb.trimmed[filename]
 }
 
-// testEntry reports whether a function of that name in a test file is
-// one go test calls: Test, Benchmark, Fuzz or Example followed by
-// nothing or by a character that is not a lower-case letter (the go
-// command's rule), TestMain included.
-func testEntry(name string) bool {
-	for _, prefix := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		if len(name) == len(prefix) {
-			return true
-		}
-		r, _ := utf8.DecodeRuneInString(name[len(prefix):])
-		return !unicode.IsLower(r)
+// goTestCalls reports whether go test calls fd, and nothing else does
+// as a rule: a function (not a method, not generic) named Test,
+// Benchmark or Fuzz followed by nothing or by a character that is not a
+// lower-case letter (the go command's rule) that takes one *testing.T,
+// *testing.B or *testing.F; TestMain taking one *testing.M; or an Example
+// of that naming with no parameters and no results. testing is the name
+// the file imports package testing under ("" when it does not). A
+// function of such a name with another signature is an ordinary
+// function, and keeps its body: a printf wrapper named Example_sprintf
+// still makes its fact.
+func goTestCalls(fd *ast.FuncDecl, testing string) bool {
+	if fd.Recv != nil || fd.Type.TypeParams != nil {
+		return false
+	}
+	name, params, results := fd.Name.Name, fd.Type.Params.List, fd.Type.Results
+	if named(name, "Example") {
+		return len(params) == 0 && (results == nil || len(results.List) == 0)
+	}
+	if results != nil && len(results.List) > 0 || len(params) != 1 || len(params[0].Names) > 1 || testing == "" {
+		return false
+	}
+	star, ok := params[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != testing {
+		return false
+	}
+	switch {
+	case name == "TestMain":
+		return sel.Sel.Name == "M"
+	case named(name, "Test"):
+		return sel.Sel.Name == "T"
+	case named(name, "Benchmark"):
+		return sel.Sel.Name == "B"
+	case named(name, "Fuzz"):
+		return sel.Sel.Name == "F"
 	}
 	return false
+}
+
+// named reports whether name is prefix followed by nothing or by a
+// character that is not a lower-case letter.
+func named(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	if len(name) == len(prefix) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(name[len(prefix):])
+	return !unicode.IsLower(r)
+}
+
+// testingName returns the name f imports package testing under, or ""
+// when it does not import it (or imports it blank or with a dot).
+func testingName(f *ast.File) string {
+	for _, imp := range f.Imports {
+		if imp.Path.Value != `"testing"` {
+			continue
+		}
+		if imp.Name == nil {
+			return "testing"
+		}
+		if imp.Name.Name != "_" && imp.Name.Name != "." {
+			return imp.Name.Name
+		}
+	}
+	return ""
 }
