@@ -29,19 +29,23 @@ type pullFixture struct {
 	repo  giteatest.Repo
 	pr    int
 	base  string // the commit the feature branch forked from
+	first string // the feature branch's first commit: gauge.go only
 	head  string // the feature branch's head
 	later string // main's head, moved on after the fork
 }
 
-// setupPull pushes to a new repository of a new user a main branch and a
-// feature branch forked from it that modifies widget.go, adds gauge.go
-// and deletes legacy.go; main then moves on (adds later.go), so the merge
-// base is not main's head. It opens the pull request through Gitea's API.
+// setupPull pushes to a new private repository of a new user a main
+// branch and a feature branch forked from it that adds gauge.go, then
+// modifies widget.go and deletes legacy.go; main then moves on (adds
+// later.go), so the merge base is not main's head. It opens the pull
+// request through Gitea's API. The repository is private so that git's
+// fetch needs the token too.
 func setupPull(t *testing.T, user string) pullFixture {
 	t.Helper()
 	srv := giteatest.Start(t)
 	u := srv.CreateUser(t, user)
 	repo := srv.CreateRepo(t, u, "widgets")
+	srv.API(t, u.Token, http.MethodPatch, "/repos/"+u.Name+"/widgets", map[string]any{"private": true}, nil)
 
 	local := changetest.NewRepo(t)
 	local.Write(map[string]string{
@@ -50,9 +54,10 @@ func setupPull(t *testing.T, user string) pullFixture {
 	})
 	base := local.Commit("base")
 	local.Git("checkout", "-q", "-b", "feature")
+	local.Write(map[string]string{"gauge.go": "package widgets\n\n// Gauge measures widgets.\ntype Gauge struct{}\n"})
+	first := local.Commit("a gauge")
 	local.Write(map[string]string{
 		"widget.go": "package widgets\n\n// Size is a widget's size.\nconst Size = 2\n\nfunc Area() int { return Size * Size }\n\nfunc Volume() int { return Size * Area() }\n",
-		"gauge.go":  "package widgets\n\n// Gauge measures widgets.\ntype Gauge struct{}\n",
 	})
 	local.Git("rm", "-q", "legacy.go")
 	head := local.Commit("bigger widgets, a gauge, no legacy")
@@ -70,7 +75,7 @@ func setupPull(t *testing.T, user string) pullFixture {
 	if pr.Number == 0 {
 		t.Fatal("Gitea opened the pull request without a number")
 	}
-	return pullFixture{srv: srv, user: u, repo: repo, pr: pr.Number, base: base, head: head, later: later}
+	return pullFixture{srv: srv, user: u, repo: repo, pr: pr.Number, base: base, first: first, head: head, later: later}
 }
 
 // The change is the pull request's, from the merge base to the head: the
@@ -167,12 +172,16 @@ func TestChangeOfAnEarlierHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := src.Change(context.Background(), change.Ref{Owner: f.user.Name, Repo: "widgets", PRNumber: f.pr, Head: f.base})
+	c, err := src.Change(context.Background(), change.Ref{Owner: f.user.Name, Repo: "widgets", PRNumber: f.pr, Head: f.first})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HeadSHA != f.base || len(c.Files) != 0 {
-		t.Errorf("change to %s with %d files, want the asked-for head %s with none", c.HeadSHA, len(c.Files), f.base)
+	var paths []string
+	for _, file := range c.Files {
+		paths = append(paths, string(file.Status)+" "+file.Path())
+	}
+	if c.BaseSHA != f.base || c.HeadSHA != f.first || !slices.Equal(paths, []string{"added gauge.go"}) {
+		t.Errorf("change from %s to %s of %v, want from %s to the asked-for head %s of [added gauge.go]", c.BaseSHA, c.HeadSHA, paths, f.base, f.first)
 	}
 }
 
@@ -196,6 +205,19 @@ func TestChangeErrors(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), wrong) {
 			t.Errorf("the error names the token: %v", err)
+		}
+	})
+
+	t.Run("another user's token", func(t *testing.T) {
+		// Gitea hides a private repository from those who cannot read it.
+		other := f.srv.CreateUser(t, "mallory")
+		src, err := gitea.NewSource(f.srv.URL, other.Token, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = src.Change(ctx, change.Ref{Owner: f.user.Name, Repo: "widgets", PRNumber: f.pr})
+		if err == nil || !strings.Contains(err.Error(), "cannot see it") || strings.Contains(err.Error(), other.Token) {
+			t.Fatalf("error %v, want the not-found error naming a private repository, without the token", err)
 		}
 	})
 
