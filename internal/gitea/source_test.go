@@ -285,3 +285,43 @@ func TestUnreachableGitea(t *testing.T) {
 		t.Errorf("error %v, want cannot reach Gitea, without the token", err)
 	}
 }
+
+// A pull request from a fork is fetched from the base repository, where
+// Gitea keeps its head (refs/pull/<n>/head), with a token that can read
+// only the base repository.
+func TestChangeOfAPullRequestFromAFork(t *testing.T) {
+	srv := giteatest.Start(t)
+	owner := srv.CreateUser(t, "erin")
+	repo := srv.CreateRepo(t, owner, "widgets")
+	local := changetest.NewRepo(t)
+	local.Write(map[string]string{"widget.go": "package widgets\n\nconst Size = 1\n"})
+	base := local.Commit("base")
+	srv.Push(t, local.Dir, repo, owner, "main")
+
+	contributor := srv.CreateUser(t, "frank")
+	var fork giteatest.Repo
+	srv.API(t, contributor.Token, http.MethodPost, "/repos/erin/widgets/forks", map[string]any{}, &fork)
+	fork.Owner, fork.Name = contributor.Name, "widgets"
+	local.Git("checkout", "-q", "-b", "feature")
+	local.Write(map[string]string{"widget.go": "package widgets\n\nconst Size = 3\n"})
+	head := local.Commit("bigger")
+	srv.Push(t, local.Dir, fork, contributor, "feature")
+	var pr struct {
+		Number int `json:"number"`
+	}
+	srv.API(t, contributor.Token, http.MethodPost, "/repos/erin/widgets/pulls", map[string]any{
+		"head": "frank:feature", "base": "main", "title": "Bigger",
+	}, &pr)
+
+	src, err := gitea.NewSource(srv.URL, owner.Token, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := src.Change(context.Background(), change.Ref{Owner: "erin", Repo: "widgets", PRNumber: pr.Number})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseSHA != base || c.HeadSHA != head || len(c.Files) != 1 || c.Files[0].Path() != "widget.go" || !slices.Equal(c.Files[0].AddedLines(), []int{3}) {
+		t.Errorf("change from %s to %s of %d files, want widget.go line 3 from %s to %s", c.BaseSHA, c.HeadSHA, len(c.Files), base, head)
+	}
+}
