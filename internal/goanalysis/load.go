@@ -771,33 +771,9 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	// first ill-typed import's.
 	why := map[*packages.Package]string{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		// In a test file whose test functions' bodies were left out, an
-		// import used only in them is unused: that error is not the
-		// repository's (testbodies.go).
-		// go/packages names an error's position as //line directives
-		// say, so a type error is matched by that and its message: as
-		// many times as one was made, and never when an error the
-		// repository made has the same (a changed file's //line may
-		// point its own unused import there).
-		made, kept := map[[2]string]int{}, map[[2]string]bool{}
-		p.TypeErrors = slices.DeleteFunc(p.TypeErrors, func(e types.Error) bool {
-			k := [2]string{e.Fset.Position(e.Pos).String(), e.Msg}
-			if unusedImport(e.Msg) && tests.trimmedAt(e.Fset.PositionFor(e.Pos, false).Filename) {
-				made[k]++
-				return true
-			}
-			kept[k] = true
-			return false
-		})
-		p.Errors = slices.DeleteFunc(p.Errors, func(e packages.Error) bool {
-			k := [2]string{e.Pos, e.Msg}
-			if e.Kind != packages.TypeError || made[k] == 0 || kept[k] {
-				return false
-			}
-			made[k]--
-			return true
-		})
-		if !inside(root, firstFile(p)) {
+		if inside(root, firstFile(p)) {
+			tests.forgive(p)
+		} else {
 			// Without bodies, an import used only in them is unused:
 			// the one error a dependency may have here.
 			p.Errors = slices.DeleteFunc(p.Errors, func(e packages.Error) bool {
@@ -931,9 +907,9 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 // that nothing analysed reads, directly or through its imports: a
 // package whose test variant is analysed in its place (it holds the same
 // files, type-checked a second time), the test variants and external
-// tests of the packages whose tests did not change, and the test mains. In nats-server's
-// server package these were a full type-check of 4.4 MB of Go carried
-// through the analysis (docs/performance.md).
+// tests of the packages whose tests did not change, and the test mains.
+// In nats-server's server package these were a full type-check of
+// 4.4 MB of Go carried through the analysis (docs/performance.md).
 func dropUnread(pkgs []*packages.Package, analysed ...[]*packages.Package) {
 	var roots []*packages.Package
 	for _, ps := range analysed {

@@ -2,10 +2,14 @@ package goanalysis
 
 import (
 	"go/ast"
+	"go/types"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/tools/go/packages"
 )
 
 // The test variant of a package is type-checked, and its SSA and
@@ -59,13 +63,37 @@ func (tb *testBodies) trim(filename string, f *ast.File) {
 	tb.trimmed[filename] = true
 }
 
-// trimmedAt reports whether filename's test bodies were left out: an
-// import used only in them is unused there, the one error that leaving
-// them out makes.
-func (tb *testBodies) trimmedAt(filename string) bool {
+// forgive drops from p's errors those that leaving bodies out made: in
+// a file whose test functions' bodies were left out, an import used only
+// in them is unused, and that error is not the repository's. go/packages
+// names an error's position as //line directives say, so a type error is
+// matched by that and its message: as many times as one was made, and
+// never when an error the repository made has the same (a changed file's
+// //line may point its own unused import there).
+func (tb *testBodies) forgive(p *packages.Package) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	return tb.trimmed[filename]
+	if len(tb.trimmed) == 0 {
+		return
+	}
+	made, kept := map[[2]string]int{}, map[[2]string]bool{}
+	p.TypeErrors = slices.DeleteFunc(p.TypeErrors, func(e types.Error) bool {
+		k := [2]string{e.Fset.Position(e.Pos).String(), e.Msg}
+		if unusedImport(e.Msg) && tb.trimmed[e.Fset.PositionFor(e.Pos, false).Filename] {
+			made[k]++
+			return true
+		}
+		kept[k] = true
+		return false
+	})
+	p.Errors = slices.DeleteFunc(p.Errors, func(e packages.Error) bool {
+		k := [2]string{e.Pos, e.Msg}
+		if e.Kind != packages.TypeError || made[k] == 0 || kept[k] {
+			return false
+		}
+		made[k]--
+		return true
+	})
 }
 
 // goTestCalls reports whether go test calls fd, and nothing else does
