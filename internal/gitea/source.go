@@ -5,15 +5,14 @@ package gitea
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -27,7 +26,7 @@ type Source struct {
 	baseURL string
 	token   string
 	dir     string
-	client  *http.Client
+	api     *Client
 
 	// fetching serialises fetches into one repository's directory.
 	fetching sync.Map // directory → *sync.Mutex
@@ -35,39 +34,24 @@ type Source struct {
 
 var _ change.Source = (*Source)(nil)
 
-// NewSource returns the source of the Gitea at baseURL (http(s)://host[/path],
-// the address quorum reaches it at), reading with the bot account's token.
-// Commits are fetched into bare repositories under dir, one per
+// NewSource returns the source of api's Gitea, reading as its bot
+// account. Commits are fetched into bare repositories under dir, one per
 // repository, kept after Change returns because the change reads its files
 // from there; dir must be this source's alone, so commits fetched with one
-// token are never served to another's reviews. client is the HTTP client
-// for the API (http.DefaultClient when nil).
-func NewSource(baseURL, token, dir string, client *http.Client) (*Source, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("gitea source: the Gitea URL %q must be http(s)://host[/path], without credentials", baseURL)
-	}
-	if token == "" {
-		return nil, errors.New("gitea source: no token: give the bot account's access token (QUORUM_GITEA_TOKEN)")
-	}
-	if strings.ContainsAny(token, "\r\n") {
-		return nil, errors.New("gitea source: the token holds a line break; check QUORUM_GITEA_TOKEN")
+// token are never served to another's reviews.
+func NewSource(api *Client, dir string) (*Source, error) {
+	if api == nil {
+		return nil, errors.New("gitea source: no API client")
 	}
 	if dir == "" {
 		return nil, errors.New("gitea source: no directory to fetch repositories into")
 	}
-	if client == nil {
-		client = http.DefaultClient
-	}
-	return &Source{baseURL: strings.TrimRight(baseURL, "/"), token: token, dir: dir, client: client}, nil
+	return &Source{baseURL: api.BaseURL(), token: api.token, dir: dir, api: api}, nil
 }
 
 // namePattern is what Gitea allows in owner and repository names; it keeps
 // them safe as URL path segments and directory names.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
-// maxPullSize bounds the pull request's JSON (its description included).
-const maxPullSize = 8 << 20
 
 // pullRequest is the part of Gitea's pull request JSON the source reads.
 type pullRequest struct {
@@ -134,36 +118,22 @@ func validName(name string) bool {
 // pull gets ref's pull request from the API.
 func (s *Source) pull(ctx context.Context, ref change.Ref) (*pullRequest, error) {
 	what := fmt.Sprintf("%s/%s#%d", ref.Owner, ref.Repo, ref.PRNumber)
-	u := fmt.Sprintf("%s/api/v1/repos/%s/%s/pulls/%d", s.baseURL, url.PathEscape(ref.Owner), url.PathEscape(ref.Repo), ref.PRNumber)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+	var pr pullRequest
+	_, err := s.api.Do(ctx, http.MethodGet, Path("repos", ref.Owner, ref.Repo, "pulls", strconv.Itoa(ref.PRNumber)), nil, &pr)
+	switch StatusOf(err) {
+	case 0:
+		if err != nil {
+			return nil, fmt.Errorf("gitea source: get %s: %w", what, err)
+		}
+		return &pr, nil
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, fmt.Errorf("gitea source: get %s: %w: the token lacks access to the repository; give the bot account read access to %s/%s and a token with the read:repository scope",
+			what, err, ref.Owner, ref.Repo)
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("gitea source: get %s: no such pull request on %s (or the repository is private and the bot account cannot see it)", what, s.baseURL)
+	default:
 		return nil, fmt.Errorf("gitea source: get %s: %w", what, err)
 	}
-	req.Header.Set("Authorization", "token "+s.token)
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("gitea source: get %s: %w", what, ctx.Err())
-		}
-		// net/http's error names the URL, which holds no secret.
-		return nil, fmt.Errorf("gitea source: cannot reach Gitea at %s (check the Gitea URL and that Gitea is up): %w", s.baseURL, err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fmt.Errorf("gitea source: get %s: %s: the token lacks access to the repository; give the bot account read access to %s/%s and a token with the read:repository scope",
-			what, resp.Status, ref.Owner, ref.Repo)
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("gitea source: get %s: no such pull request on %s (or the repository is private and the bot account cannot see it)", what, s.baseURL)
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("gitea source: get %s: %s from %s", what, resp.Status, s.baseURL)
-	}
-	var pr pullRequest
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPullSize)).Decode(&pr); err != nil {
-		return nil, fmt.Errorf("gitea source: get %s: read the answer: %w", what, err)
-	}
-	return &pr, nil
 }
 
 // fetch fetches revs of owner/repo into the repository's directory with

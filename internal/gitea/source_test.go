@@ -85,7 +85,7 @@ func setupPull(t *testing.T, user string) pullFixture {
 func TestChangeOfAPullRequest(t *testing.T) {
 	f := setupPull(t, "alice")
 	dir := t.TempDir()
-	src, err := gitea.NewSource(f.srv.URL, f.user.Token, dir, nil)
+	src, err := newSource(t, f.srv.URL, f.user.Token, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func assertNoToken(t *testing.T, dir, token string) {
 // from the pull request's merge base.
 func TestChangeOfAnEarlierHead(t *testing.T) {
 	f := setupPull(t, "carol")
-	src, err := gitea.NewSource(f.srv.URL, f.user.Token, t.TempDir(), nil)
+	src, err := newSource(t, f.srv.URL, f.user.Token, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestChangeErrors(t *testing.T) {
 	t.Run("wrong token", func(t *testing.T) {
 		wrong := "0123456789abcdef0123456789abcdef01234567"
 		dir := t.TempDir()
-		src, err := gitea.NewSource(f.srv.URL, wrong, dir, nil)
+		src, err := newSource(t, f.srv.URL, wrong, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestChangeErrors(t *testing.T) {
 	t.Run("another user's token", func(t *testing.T) {
 		// Gitea hides a private repository from those who cannot read it.
 		other := f.srv.CreateUser(t, "mallory")
-		src, err := gitea.NewSource(f.srv.URL, other.Token, t.TempDir(), nil)
+		src, err := newSource(t, f.srv.URL, other.Token, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestChangeErrors(t *testing.T) {
 	})
 
 	t.Run("no such pull request", func(t *testing.T) {
-		src, err := gitea.NewSource(f.srv.URL, f.user.Token, t.TempDir(), nil)
+		src, err := newSource(t, f.srv.URL, f.user.Token, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestInvalidNamesAreRefusedBeforeAnyRequest(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	defer srv.Close()
-	src, err := gitea.NewSource(srv.URL, "secret-token", t.TempDir(), nil)
+	src, err := newSource(t, srv.URL, "secret-token", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestUnreachableGitea(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	src, err := gitea.NewSource("http://"+addr, "secret-token", t.TempDir(), nil)
+	src, err := newSource(t, "http://"+addr, "secret-token", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestChangeOfAPullRequestFromAFork(t *testing.T) {
 		"head": "frank:feature", "base": "main", "title": "Bigger",
 	}, &pr)
 
-	src, err := gitea.NewSource(srv.URL, owner.Token, t.TempDir(), nil)
+	src, err := newSource(t, srv.URL, owner.Token, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,4 +324,14 @@ func TestChangeOfAPullRequestFromAFork(t *testing.T) {
 	if c.BaseSHA != base || c.HeadSHA != head || len(c.Files) != 1 || c.Files[0].Path() != "widget.go" || !slices.Equal(c.Files[0].AddedLines(), []int{3}) {
 		t.Errorf("change from %s to %s of %d files, want widget.go line 3 from %s to %s", c.BaseSHA, c.HeadSHA, len(c.Files), base, head)
 	}
+}
+
+// newSource returns the source of the Gitea at baseURL with token.
+func newSource(t *testing.T, baseURL, token, dir string) (*gitea.Source, error) {
+	t.Helper()
+	api, err := gitea.NewClient(baseURL, token, nil, "test")
+	if err != nil {
+		return nil, err
+	}
+	return gitea.NewSource(api, dir)
 }
