@@ -14,8 +14,12 @@ import (
 	"github.com/quorum-review/quorum/internal/store"
 )
 
-// PlatformGitHub is the only platform so far.
-const PlatformGitHub = "github"
+// The platforms an account can be on. The same login on two platforms is
+// two accounts, which never share data.
+const (
+	PlatformGitHub = "github"
+	PlatformGitea  = "gitea"
+)
 
 // ErrNotFound is returned for an account or repository that does not exist.
 var ErrNotFound = errors.New("not found")
