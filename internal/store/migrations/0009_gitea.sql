@@ -12,7 +12,11 @@ CREATE TABLE gitea_hooks (
     hook_id         BIGINT NOT NULL,
     secret          TEXT NOT NULL,
     webhook_url     TEXT NOT NULL,
-    created_at      BIGINT NOT NULL
+    created_at      BIGINT NOT NULL,
+    -- last_delivery_at is when a delivery signed with the secret last
+    -- came, whatever its event: connect waits for its test delivery here
+    -- to tell whether Gitea can reach quorum.
+    last_delivery_at BIGINT
 );
 CREATE UNIQUE INDEX gitea_hooks_repository ON gitea_hooks (repository_id);
 
