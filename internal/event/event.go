@@ -162,3 +162,37 @@ WHERE account_id = $1 ORDER BY created_at, id`, accountID)
 	}
 	return out, nil
 }
+
+// InstallationData is the data of installation.created and
+// installation.deleted (DESIGN.md §2): InstallationID is the platform's
+// installation id (GitHub's installation; on Gitea, which has no App, the
+// id of the connected repository).
+type InstallationData struct {
+	InstallationID int64               `json:"installation_id"`
+	Platform       string              `json:"platform"`
+	Account        InstallationAccount `json:"account"`
+	Repositories   []InstallationRepo  `json:"repositories"`
+}
+
+// InstallationAccount is the account an installation belongs to.
+type InstallationAccount struct {
+	Login string `json:"login"`
+	Type  string `json:"type"`
+}
+
+// InstallationRepo is one repository of an installation event.
+type InstallationRepo struct {
+	Owner string `json:"owner"`
+	Repo  string `json:"repo"`
+}
+
+// RecordInstallation records installation event name (InstallationCreated
+// or InstallationDeleted) for the account; no repositories is an empty list,
+// not null.
+func RecordInstallation(ctx context.Context, tx store.Tx, at time.Time, accountID, name string, data InstallationData) error {
+	if data.Repositories == nil {
+		data.Repositories = []InstallationRepo{}
+	}
+	_, err := RecordAt(ctx, tx, at, accountID, name, data)
+	return err
+}

@@ -350,39 +350,25 @@ func reviewArgs(inst account.Installation, repo account.Repository, number int, 
 }
 
 // InstallationData is the data of installation.created and
-// installation.deleted (DESIGN.md §2). InstallationID is GitHub's
-// installation id.
-type InstallationData struct {
-	InstallationID int64       `json:"installation_id"`
-	Platform       string      `json:"platform"`
-	Account        AccountData `json:"account"`
-	Repositories   []RepoData  `json:"repositories"`
-}
+// installation.deleted (event.InstallationData).
+type InstallationData = event.InstallationData
 
 // AccountData is the account an installation belongs to.
-type AccountData struct {
-	Login string `json:"login"`
-	Type  string `json:"type"`
-}
+type AccountData = event.InstallationAccount
 
 // RepoData is one repository of an installation event.
-type RepoData struct {
-	Owner string `json:"owner"`
-	Repo  string `json:"repo"`
-}
+type RepoData = event.InstallationRepo
 
 func record(ctx context.Context, tx store.Tx, now time.Time, name string, acct account.Account, instID int64, repos []account.RepoRef) error {
-	data := InstallationData{
+	data := event.InstallationData{
 		InstallationID: instID,
 		Platform:       account.PlatformGitHub,
-		Account:        AccountData{Login: acct.Login, Type: acct.Type},
-		Repositories:   make([]RepoData, 0, len(repos)),
+		Account:        event.InstallationAccount{Login: acct.Login, Type: acct.Type},
 	}
 	for _, r := range repos {
-		data.Repositories = append(data.Repositories, RepoData{Owner: r.Owner, Repo: r.Name})
+		data.Repositories = append(data.Repositories, event.InstallationRepo{Owner: r.Owner, Repo: r.Name})
 	}
-	_, err := event.RecordAt(ctx, tx, now, acct.ID, name, data)
-	return err
+	return event.RecordInstallation(ctx, tx, now, acct.ID, name, data)
 }
 
 // refs turns an event's repositories into references; installation events
