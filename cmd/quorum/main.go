@@ -124,6 +124,7 @@ Commands:
   review     review a change in a local git repository and print the review
   token      create, list and revoke personal access tokens
   webhook    manage webhook endpoints and their deliveries
+  gitea      connect and disconnect repositories of a Gitea or Forgejo
   analyzers  install and list the analyzers of other languages (Python,
              JavaScript/TypeScript, shell, Dockerfiles)
   version    print the version, the commit, its time and whether the
@@ -152,6 +153,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runToken(ctx, rest, getenv, stdout, stderr)
 	case "webhook":
 		return runWebhook(ctx, rest, getenv, stdout, stderr)
+	case "gitea":
+		return runGitea(ctx, rest, getenv, stdout, stderr)
 	case "analyzers":
 		return runAnalyzers(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":

@@ -14,7 +14,7 @@ import (
 var updateReference = flag.Bool("update-reference", false, "rewrite the configuration reference in docs/operations.md from the commands' flags")
 
 // referenced are the commands whose flags docs/operations.md lists.
-var referenced = [][]string{{"serve"}, {"migrate"}, {"backup"}, {"analyzers", "install"}}
+var referenced = [][]string{{"serve"}, {"migrate"}, {"backup"}, {"analyzers", "install"}, {"gitea", "connect"}, {"gitea", "disconnect"}}
 
 // The configuration reference in docs/operations.md is the commands' own
 // flag definitions: a flag added, renamed or given another default

@@ -179,12 +179,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	hosts := platforms{gh}
 
 	// Jobs: every process can insert; workers run where the role says.
 	work := *role != roleAPI
 	rw := river.NewWorkers()
 	river.AddWorker(rw, &store.OptimizeWorker{DB: d})
-	gh.register(rw)
+	hosts.register(rw)
 	// Every role inserts deliveries (events, pings, redeliveries).
 	perEndpoint := *webhookConcurrency
 	if perEndpoint == 0 {
@@ -222,8 +223,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		river.AddWorker(rw, &pipeline.Worker{
 			DB:                d,
-			Sources:           gh.sources(map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }}),
-			Publishers:        gh.publishers(),
+			Sources:           hosts.sources(map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }}),
+			Publishers:        hosts.publishers(),
 			Specialists:       specialists,
 			SpecialistTimeout: *specialistTimeout,
 			Limits:            pipeline.RateLimit{Window: *reviewWindow, MaxReviews: *maxReviews},
@@ -242,14 +243,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	rescueAfter := *jobRescueAfter
 	if rescueAfter == 0 {
-		rescueAfter = safeRescueAfter(jobLimits(*specialistTimeout, *webhookTimeout, gh)...)
+		rescueAfter = safeRescueAfter(jobLimits(*specialistTimeout, *webhookTimeout, hosts...)...)
 	}
 	jobs, err := d.ConfigureJobs(store.JobsConfig{
 		Workers:      rw,
 		Work:         work,
 		MaxWorkers:   *workers,
-		Queues:       gh.queues(map[string]int{pipeline.Queue: *reviewWorkers}),
-		PeriodicJobs: gh.periodic([]*river.PeriodicJob{store.OptimizeEvery()}),
+		Queues:       hosts.queues(map[string]int{pipeline.Queue: *reviewWorkers}),
+		PeriodicJobs: hosts.periodic([]*river.PeriodicJob{store.OptimizeEvery()}),
 		Logger:       log.With("component", "jobs"),
 
 		RescueStuckJobsAfter: rescueAfter,
@@ -286,7 +287,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln.Close()
 		return err
 	}
-	var handler http.Handler = gh.mount(apiServer, docs)
+	var handler http.Handler = hosts.mount(apiServer, docs)
 	if *role == roleWorker {
 		handler = probesOnly(apiServer)
 	}
@@ -389,13 +390,13 @@ const rescueMargin = time.Minute
 // their workers compute them from the flags: reviews, webhook attempts,
 // the GitHub App's posts, and River's default for kinds without their own
 // (GitHub intake, maintenance).
-func jobLimits(specialistTimeout, webhookTimeout time.Duration, gh *gitHub) []time.Duration {
+func jobLimits(specialistTimeout, webhookTimeout time.Duration, hosts ...platform) []time.Duration {
 	limits := []time.Duration{
 		river.JobTimeoutDefault,
 		(&pipeline.Worker{SpecialistTimeout: specialistTimeout}).Timeout(nil),
 		(&webhook.Worker{AttemptTimeout: webhookTimeout}).Timeout(nil),
 	}
-	return append(limits, gh.jobLimits()...)
+	return append(limits, platforms(hosts).jobLimits()...)
 }
 
 // safeRescueAfter is --job-rescue-after's default: the longest of limits

@@ -150,29 +150,26 @@ func (g *gitHub) register(rw *river.Workers) {
 	g.intake.Register(rw)
 }
 
-// sources adds the GitHub change source to sources.
-func (g *gitHub) sources(sources map[string]func(string) change.Source) map[string]func(string) change.Source {
+// addSources adds the GitHub change source.
+func (g *gitHub) addSources(sources map[string]func(string) change.Source) {
 	if g != nil {
 		sources[intake.Source] = g.app.Source
 	}
-	return sources
 }
 
-// publishers returns the pipeline's publishers: GitHub's, when configured.
-func (g *gitHub) publishers() map[string]pipeline.Publisher {
-	if g == nil {
-		return nil
+// addPublishers adds GitHub's publisher.
+func (g *gitHub) addPublishers(pubs map[string]pipeline.Publisher) {
+	if g != nil {
+		pubs[intake.Source] = g.app.Publisher()
 	}
-	return map[string]pipeline.Publisher{intake.Source: g.app.Publisher()}
 }
 
-// queues adds the intake's queue, one worker per process so a pull
+// addQueues adds the intake's queue, one worker per process so a pull
 // request's events are handled in order.
-func (g *gitHub) queues(queues map[string]int) map[string]int {
+func (g *gitHub) addQueues(queues map[string]int) {
 	if g != nil {
 		queues[intake.Queue] = 1
 	}
-	return queues
 }
 
 // periodic adds the intake's daily pruning to jobs.
@@ -183,18 +180,15 @@ func (g *gitHub) periodic(jobs []*river.PeriodicJob) []*river.PeriodicJob {
 	return jobs
 }
 
-// mount serves the webhook in front of next (the API, which answers 404
-// there without the App); its problem types link to docsURL.
-func (g *gitHub) mount(next http.Handler, docsURL string) http.Handler {
+// route serves the webhook on mux; its problem types link to docsURL.
+func (g *gitHub) route(mux *http.ServeMux, docsURL string) bool {
 	if g == nil {
-		return next
+		return false
 	}
-	mux := http.NewServeMux()
 	in := g.intake.WithDocsURL(docsURL)
 	mux.Handle(intake.Path, g.metrics.Intake(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		metrics.SetRoute(r, intake.Path)
 		in.ServeHTTP(w, r)
 	})))
-	mux.Handle("/", next)
-	return mux
+	return true
 }

@@ -71,7 +71,8 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 	c := newCommand("create", "quorum token create --account LOGIN --scope SCOPE [--scope SCOPE…] [flags]",
 		"Issues a personal access token for an account and prints it alone on the first\nline of standard output; details go to standard error. The token is not shown again.")
 	db := addDBFlags(c, getenv)
-	acct := c.String("account", "", "", "login of the account (GitHub user or organization) the token belongs to (required)")
+	acct := c.String("account", "", "", "login of the account (a GitHub or Gitea user or organization) the token belongs to (required)")
+	platform := addPlatformFlag(c)
 	var scopes stringList
 	c.Var(&scopes, "scope", "", "scope to grant: reviews:read, findings:read, webhooks:read or webhooks:write (repeatable, or comma-separated; required)")
 	name := c.String("name", "", "", "a name to recognise the token by in token list")
@@ -82,6 +83,9 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 	}
 	if *acct == "" {
 		return usageError{errors.New("token create: --account is required")}
+	}
+	if err := checkPlatform("token create", *platform); err != nil {
+		return err
 	}
 	if err := account.ValidateLogin(*acct); err != nil {
 		return usageError{fmt.Errorf("token create: --account: %w", err)}
@@ -103,12 +107,12 @@ func runTokenCreate(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer d.Close()
-	a, created, err := account.EnsureCreated(ctx, d.Writer(), account.PlatformGitHub, *acct, "")
+	a, created, err := account.EnsureCreated(ctx, d.Writer(), *platform, *acct, "")
 	if err != nil {
 		return err
 	}
 	if created {
-		fmt.Fprintf(stderr, "quorum: created account %s: no account had that login yet (check its spelling; the GitHub App's installation on it will take it over)\n", a.Login)
+		fmt.Fprintf(stderr, "quorum: created account %s: no account had that login yet (check its spelling and --platform; %s)\n", a.Login, takeOver(*platform))
 	}
 	store := token.NewStore(d, time.Now)
 	t, secret, err := store.Create(ctx, a.ID, *name, scopes, ttl)
@@ -133,6 +137,7 @@ func runTokenList(ctx context.Context, args []string, getenv func(string) string
 	c := newCommand("list", "quorum token list [flags]", fmt.Sprintf("Lists tokens, oldest first, without their secrets. LAST USED is what quorum serve\nhas written: a use shows within %s, and a token in steady use is written\nonce a minute, so it is exact to the minute.", token.FlushInterval))
 	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "only this account's tokens")
+	platform := addPlatformFlag(c)
 	asJSON := c.Bool("json", "", false, "print a JSON array")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -144,9 +149,12 @@ func runTokenList(ctx context.Context, args []string, getenv func(string) string
 	defer d.Close()
 	accountID := ""
 	if *acct != "" {
-		a, err := account.Find(ctx, d.Reader(), account.PlatformGitHub, *acct)
+		if err := checkPlatform("token list", *platform); err != nil {
+			return err
+		}
+		a, err := account.Find(ctx, d.Reader(), *platform, *acct)
 		if errors.Is(err, account.ErrNotFound) {
-			return usageError{fmt.Errorf("token list: no account %q", *acct)}
+			return usageError{fmt.Errorf("token list: no account %q on %s", *acct, *platform)}
 		}
 		if err != nil {
 			return err

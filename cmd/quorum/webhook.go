@@ -75,7 +75,8 @@ func runWebhookCreate(ctx context.Context, args []string, getenv func(string) st
 	c := newCommand("create", "quorum webhook create --account LOGIN --url URL [--event EVENT…] [flags]",
 		"Registers a webhook endpoint for an account and prints its signing secret alone\non the first line of standard output; details go to standard error. The secret\nis not shown again (quorum webhook list never shows it).")
 	db := addDBFlags(c, getenv)
-	acct := c.String("account", "", "", "login of the account (GitHub user or organization) the endpoint belongs to (required)")
+	acct := c.String("account", "", "", "login of the account (a GitHub or Gitea user or organization) the endpoint belongs to (required)")
+	platform := addPlatformFlag(c)
 	url := c.String("url", "", "", "http or https URL to deliver events to (required)")
 	var events stringList
 	c.Var(&events, "event", "", "event to subscribe to: "+strings.Join(event.Names, ", ")+" (repeatable, or comma-separated; default every event)")
@@ -94,12 +95,15 @@ func runWebhookCreate(ctx context.Context, args []string, getenv func(string) st
 	if *url == "" {
 		return usageError{errors.New("webhook create: --url is required")}
 	}
+	if err := checkPlatform("webhook create", *platform); err != nil {
+		return err
+	}
 	d, err := db.openQuiet(ctx)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	a, err := account.Ensure(ctx, d.Writer(), account.PlatformGitHub, *acct, "")
+	a, err := account.Ensure(ctx, d.Writer(), *platform, *acct, "")
 	if err != nil {
 		return err
 	}
@@ -126,6 +130,7 @@ func runWebhookList(ctx context.Context, args []string, getenv func(string) stri
 	c := newCommand("list", "quorum webhook list [flags]", "Lists live webhook endpoints, newest first, without their secrets.")
 	db := addDBFlags(c, getenv)
 	acct := c.String("account", "", "", "only this account's endpoints")
+	platform := addPlatformFlag(c)
 	asJSON := c.Bool("json", "", false, "print a JSON array")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
@@ -137,9 +142,12 @@ func runWebhookList(ctx context.Context, args []string, getenv func(string) stri
 	defer d.Close()
 	accountID := ""
 	if *acct != "" {
-		a, err := account.Find(ctx, d.Reader(), account.PlatformGitHub, *acct)
+		if err := checkPlatform("webhook list", *platform); err != nil {
+			return err
+		}
+		a, err := account.Find(ctx, d.Reader(), *platform, *acct)
 		if errors.Is(err, account.ErrNotFound) {
-			return usageError{fmt.Errorf("webhook list: no account %q", *acct)}
+			return usageError{fmt.Errorf("webhook list: no account %q on %s", *acct, *platform)}
 		}
 		if err != nil {
 			return err
