@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/quorum-review/quorum/internal/change"
 )
@@ -28,8 +27,9 @@ type Source struct {
 	dir     string
 	api     *Client
 
-	// fetching serialises fetches into one repository's directory.
-	fetching sync.Map // directory → *sync.Mutex
+	// cache holds the fetched repositories: fetches into one take turns,
+	// and one unused for a week is removed.
+	cache *change.FetchCache
 }
 
 var _ change.Source = (*Source)(nil)
@@ -46,7 +46,7 @@ func NewSource(api *Client, dir string) (*Source, error) {
 	if dir == "" {
 		return nil, errors.New("gitea source: no directory to fetch repositories into")
 	}
-	return &Source{baseURL: api.BaseURL(), token: api.token, dir: dir, api: api}, nil
+	return &Source{baseURL: api.BaseURL(), token: api.token, dir: dir, api: api, cache: &change.FetchCache{Dir: dir}}, nil
 }
 
 // namePattern is what Gitea allows in owner and repository names; it keeps
@@ -144,9 +144,7 @@ func (s *Source) fetch(ctx context.Context, owner, repo string, revs ...string) 
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("gitea source: fetch %s/%s: %w", owner, repo, err)
 	}
-	mu, _ := s.fetching.LoadOrStore(dir, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	defer s.cache.Use(dir)()
 	local := change.NewLocal(dir)
 	// The clone URL is built from the address quorum reaches Gitea at, not
 	// taken from the API, whose clone_url follows Gitea's ROOT_URL (often a

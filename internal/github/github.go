@@ -98,9 +98,9 @@ type App struct {
 
 	mu            sync.Mutex
 	installations map[int64]*ghinstallation.Transport
-	fetching      sync.Map  // cache directory → *sync.Mutex
-	bot           string    // the App's login, once known
-	swept         time.Time // when the cache was last looked over
+	bot           string // the App's login, once known
+	// cache holds the fetched repositories (CacheDir).
+	cache *change.FetchCache
 }
 
 // New returns the App for cfg, after checking its key.
@@ -126,8 +126,10 @@ func New(cfg Config, db *store.DB, log *slog.Logger, now func() time.Time) (*App
 		return nil, fmt.Errorf("github app: read the private key: %w", err)
 	}
 	apps.BaseURL = strings.TrimSuffix(cfg.APIURL, "/")
-	return &App{cfg: cfg, db: db, log: log, now: now, apps: apps, base: base,
-		installations: map[int64]*ghinstallation.Transport{}}, nil
+	a := &App{cfg: cfg, db: db, log: log, now: now, apps: apps, base: base,
+		installations: map[int64]*ghinstallation.Transport{}}
+	a.cache = &change.FetchCache{Dir: cfg.CacheDir, Log: log, Now: func() time.Time { return a.now() }}
+	return a, nil
 }
 
 // Config returns the App's configuration, with defaults filled in.

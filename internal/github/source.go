@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	gh "github.com/google/go-github/v88/github"
 
@@ -194,63 +191,19 @@ func (a *App) fetch(ctx context.Context, installationID int64, cloneURL, owner, 
 		return nil, fmt.Errorf("fetch %s/%s: installation token: %w", owner, repo, err)
 	}
 	dir := a.cacheDir(installationID, owner, repo)
-	mu, _ := a.fetching.LoadOrStore(dir, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
-	a.sweepCache(dir)
+	defer a.cache.Use(dir)()
 	local := change.NewLocal(dir)
 	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
 	if err := local.Fetch(ctx, cloneURL, header, revs...); err != nil {
 		return nil, fmt.Errorf("fetch %s/%s: %w", owner, repo, err)
 	}
-	// The directory's time says when it was last used.
-	now := a.now()
-	_ = os.Chtimes(dir, now, now)
 	return local, nil
 }
 
-// cacheIdle is how long a fetched repository stays unused in the cache
-// directory before it is removed; cacheSweepEvery is how often at most the
-// cache is looked over.
-const (
-	cacheIdle       = 7 * 24 * time.Hour
-	cacheSweepEvery = time.Hour
-)
-
-// sweepCache removes the fetched repositories unused for cacheIdle, but
-// keep (the one being fetched), at most once per cacheSweepEvery.
 // cacheDir is where owner/repo's commits are fetched for an installation:
 // one directory per installation too, so a commit fetched with one
 // installation's token is never served to another's review ('@' is not in
 // GitHub's repository names).
 func (a *App) cacheDir(installationID int64, owner, repo string) string {
 	return filepath.Join(a.cfg.CacheDir, strings.ToLower(owner), fmt.Sprintf("%s@%d.git", strings.ToLower(repo), installationID))
-}
-
-func (a *App) sweepCache(keep string) {
-	now := a.now()
-	a.mu.Lock()
-	due := now.Sub(a.swept) >= cacheSweepEvery
-	if due {
-		a.swept = now
-	}
-	a.mu.Unlock()
-	if !due {
-		return
-	}
-	repos, _ := filepath.Glob(filepath.Join(a.cfg.CacheDir, "*", "*.git"))
-	for _, dir := range repos {
-		fi, err := os.Stat(dir)
-		if err != nil || dir == keep || now.Sub(fi.ModTime()) < cacheIdle {
-			continue
-		}
-		mu, _ := a.fetching.LoadOrStore(dir, &sync.Mutex{})
-		if !mu.(*sync.Mutex).TryLock() {
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			a.log.Warn("remove an unused fetched repository", "dir", dir, "error", err.Error())
-		}
-		mu.(*sync.Mutex).Unlock()
-	}
 }
