@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	posts "github.com/quorum-review/quorum/internal/posting"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
@@ -30,7 +31,7 @@ func (a *App) startCheckRun(ctx context.Context, r pipeline.ReviewArgs) error {
 	err := a.db.Reader().QueryRow(ctx, `SELECT COUNT(*) FROM github_check_runs WHERE repository_id = $1 AND head_sha = $2 AND completed_at IS NULL`,
 		r.RepositoryID, r.Head).Scan(&open)
 	if err != nil {
-		return fmt.Errorf("find the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+		return fmt.Errorf("find the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 	}
 	if open > 0 {
 		return nil // a retry of the review: its run is still in progress
@@ -44,13 +45,13 @@ func (a *App) startCheckRun(ctx context.Context, r pipeline.ReviewArgs) error {
 		Output: &gh.CheckRunOutput{Title: gh.Ptr("Reviewing"), Summary: gh.Ptr("quorum's reviewers are looking at this change.")},
 	})
 	if err != nil {
-		return fmt.Errorf("create the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+		return fmt.Errorf("create the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 	}
 	_, err = a.db.Writer().Exec(ctx, `INSERT INTO github_check_runs (repository_id, head_sha, check_run_id, created_at) VALUES ($1, $2, $3, $4)
 ON CONFLICT (repository_id, head_sha) DO UPDATE SET check_run_id = excluded.check_run_id, created_at = excluded.created_at, completed_at = NULL`,
 		r.RepositoryID, r.Head, run.GetID(), store.Micros(a.now()))
 	if err != nil {
-		return fmt.Errorf("keep the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+		return fmt.Errorf("keep the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 	}
 	return nil
 }
@@ -83,7 +84,7 @@ func (a *App) completeCheckRun(ctx context.Context, c *gh.Client, r pipeline.Rev
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("find the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+		return fmt.Errorf("find the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 	}
 	conclusion := conclusions[outcome]
 	if conclusion == "" {
@@ -111,13 +112,13 @@ func (a *App) completeCheckRun(ctx context.Context, c *gh.Client, r pipeline.Rev
 			opts.Status = gh.Ptr("completed")
 		}
 		if _, _, err := c.Checks.UpdateCheckRun(ctx, r.Owner, r.Repo, id, opts); err != nil {
-			return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+			return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 		}
 	}
 	_, err = a.db.Writer().Exec(ctx, `UPDATE github_check_runs SET completed_at = $1 WHERE repository_id = $2 AND head_sha = $3 AND check_run_id = $4`,
 		store.Micros(a.now()), r.RepositoryID, r.Head, id)
 	if err != nil {
-		return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, short(r.Head), err)
+		return fmt.Errorf("complete the check run of %s/%s@%s: %w", r.Owner, r.Repo, posts.Short(r.Head), err)
 	}
 	return nil
 }

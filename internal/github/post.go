@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,32 +16,14 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	posts "github.com/quorum-review/quorum/internal/posting"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
 // PostArgs is the River job that posts a saved review, or the notice of a
 // run that failed, to its pull request.
-type PostArgs struct {
-	Review pipeline.ReviewArgs `json:"review"`
-	// ReviewID is the saved review; empty for a notice.
-	ReviewID string `json:"review_id,omitempty"`
-	// Reason is review.failed's reason, for a notice.
-	Reason string `json:"reason,omitempty"`
-	// Notice asks for the issue comment of a failed run.
-	Notice bool `json:"notice,omitempty"`
-	// ResetsAt is when the review rate limit resets, for a rate_limit
-	// notice.
-	ResetsAt time.Time `json:"resets_at,omitzero"`
-	// RateLimit is the account's usage when the review was saved, for its
-	// review.completed.
-	RateLimit event.RateLimit `json:"rate_limit,omitzero"`
-	// Failed are the specialists that did not finish, for a
-	// quorum_failure notice. Only their names are posted: why they failed
-	// (an error's text, which can name internal hosts) stays in quorum's
-	// log.
-	Failed []string `json:"failed,omitempty"`
-}
+type PostArgs posts.Post
 
 // Kind names the job.
 func (PostArgs) Kind() string { return "github.post" }
@@ -58,10 +39,6 @@ const postAttempts = 8
 func (PostArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: postAttempts}
 }
-
-// noticeWindow is how often at most a pull request gets a quorum_failure
-// notice.
-const noticeWindow = time.Hour
 
 type publisher struct{ app *App }
 
@@ -90,40 +67,20 @@ func (p publisher) Head(ctx context.Context, args pipeline.ReviewArgs) (string, 
 // a notice: at most one per pull request, reason and window, claimed here
 // in the review's transaction.
 func (p publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.ReviewArgs, saved pipeline.Saved) error {
-	post := PostArgs{Review: args, ReviewID: saved.ReviewID, Reason: saved.Reason, RateLimit: saved.RateLimit}
-	if saved.Reason != "" {
-		var window time.Time
-		switch saved.Reason {
-		case event.ReasonRateLimit:
-			post.ResetsAt = saved.RateLimit.ResetsAt
-			window = saved.RateLimit.ResetsAt
-		case event.ReasonQuorumFailure:
-			window = p.app.now().Truncate(noticeWindow)
-			post.Failed = saved.SpecialistsFailed
-		}
-		if !window.IsZero() {
-			n, err := tx.Exec(ctx, `INSERT INTO github_notices (repository_id, pr_number, reason, window_start, created_at)
-VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, args.RepositoryID, args.PR, saved.Reason, store.Micros(window), store.Micros(p.app.now()))
-			if err != nil {
-				return fmt.Errorf("claim the notice of %s/%s#%d: %w", args.Owner, args.Repo, args.PR, err)
-			}
-			post.Notice = n > 0 // else already told in this window
-		}
-		if !post.Notice && !p.app.cfg.CheckRuns {
-			return nil
-		}
+	post, err := p.app.ledger().NewPost(ctx, tx, args, saved)
+	if err != nil {
+		return err
 	}
-	return tx.InsertJob(ctx, post, nil)
+	if saved.Reason != "" && !post.Notice && !p.app.cfg.CheckRuns {
+		return nil
+	}
+	return tx.InsertJob(ctx, PostArgs(post), nil)
 }
 
 type postWorker struct {
 	river.WorkerDefaults[PostArgs]
 	app *App
 }
-
-// fallbackTimeout bounds recording that posting was given up, after the
-// attempt's own context may have ended.
-const fallbackTimeout = 30 * time.Second
 
 // PostTimeout bounds a post job: with a 422 to sort out, a few dozen
 // requests.
@@ -149,15 +106,7 @@ func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
 			"pr", job.Args.Review.PR, "review", job.Args.ReviewID, "error", errorMessage(err))
 		// The attempt may have ended with its context (the job's time
 		// limit): giving up must still be recorded.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fallbackTimeout)
-		defer cancel()
-		full, lerr := review.NewStore(w.app.db).Get(fctx, job.Args.Review.AccountID, job.Args.ReviewID)
-		if lerr != nil {
-			return errors.Join(err, lerr)
-		}
-		if _, serr := w.app.settle(fctx, job.Args, full, settledFailed); serr != nil {
-			return errors.Join(err, serr)
-		}
+		return w.app.ledger().GiveUp(ctx, posts.Post(job.Args), err)
 	}
 	return err
 }
@@ -174,13 +123,12 @@ func (w *postWorker) work(ctx context.Context, a PostArgs) error {
 	if err != nil {
 		return fmt.Errorf("load review %s: %w", a.ReviewID, err)
 	}
-	var outcome string
-	err = w.app.db.Reader().QueryRow(ctx, `SELECT outcome FROM github_settled_reviews WHERE review_id = $1`, a.ReviewID).Scan(&outcome)
+	outcome, err := w.app.ledger().Outcome(ctx, a.ReviewID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
-		return fmt.Errorf("read whether review %s was posted: %w", a.ReviewID, err)
-	case outcome == settledStale:
+		return err
+	case outcome == "":
+	case outcome == posts.Stale:
 		return w.app.completeCheckRun(ctx, c, a.Review, event.ReasonStaleHead, nil)
 	default:
 		// Posted by an attempt that stopped before its check run.
@@ -189,40 +137,12 @@ func (w *postWorker) work(ctx context.Context, a PostArgs) error {
 	return w.app.postReview(ctx, c, a, full)
 }
 
-// How a review's posting settled (github_settled_reviews.outcome).
-const (
-	settledPosted = "posted"
-	settledStale  = "stale"
-	settledFailed = "failed"
-)
+func (a *App) ledger() posts.Ledger { return posts.Ledger{DB: a.db, Now: a.now} }
 
-// settle records how the review's posting ended and announces it in the
-// same transaction: review.failed stale_head for a stale head, else
-// review.completed and finding.created. A review already settled is left
-// as it is; settle reports whether this call settled it.
+// settle records how the review's posting ended, and announces it: see
+// posts.Ledger.Settle.
 func (a *App) settle(ctx context.Context, p PostArgs, full review.Full, outcome string) (bool, error) {
-	settled := false
-	err := a.db.InTx(ctx, func(tx store.Tx) error {
-		n, err := tx.Exec(ctx, `INSERT INTO github_settled_reviews (review_id, outcome, settled_at) VALUES ($1, $2, $3)
-ON CONFLICT (review_id) DO NOTHING`, full.ID, outcome, store.Micros(a.now()))
-		if err != nil || n == 0 {
-			return err
-		}
-		settled = true
-		r := p.Review
-		if outcome == settledStale {
-			_, err := event.RecordAt(ctx, tx, a.now(), r.AccountID, event.ReviewFailed, event.ReviewFailedData{
-				Owner: r.Owner, Repo: r.Repo, PRNumber: r.PR, HeadSHA: r.Head, Reason: event.ReasonStaleHead, SpecialistsFailed: []string{},
-			})
-			return err
-		}
-		_, err = pipeline.Announce(ctx, tx, a.now(), r.AccountID, full, p.RateLimit)
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("settle the post of review %s (%s): %w", full.ID, outcome, err)
-	}
-	return settled, nil
+	return a.ledger().Settle(ctx, posts.Post(p), full, outcome)
 }
 
 // clientFor returns the client of the installation a ReviewArgs.Location
@@ -311,19 +231,8 @@ func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
 	if !p.Notice {
 		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
 	}
-	var body string
-	switch p.Reason {
-	case event.ReasonRateLimit:
-		body = fmt.Sprintf("quorum skipped the review of %s: this account has used all its reviews for now. "+
-			"The limit resets at %s UTC (%s); after that, push again or comment `@%s review`.",
-			short(r.Head), p.ResetsAt.UTC().Format("2006-01-02 15:04"), p.ResetsAt.UTC().Format(time.RFC3339), a.cfg.BotName)
-	case event.ReasonQuorumFailure:
-		body = fmt.Sprintf("quorum could not review %s: too few of its reviewers finished, so no verdict was given. "+
-			"Comment `@%s review` to try again.", short(r.Head), a.cfg.BotName)
-		if len(p.Failed) > 0 {
-			body += fmt.Sprintf(" Did not finish: %s (why is in quorum's log).", strings.Join(p.Failed, ", "))
-		}
-	default:
+	body := posts.NoticeText(posts.Post(p), a.cfg.BotName)
+	if body == "" {
 		return a.completeCheckRun(ctx, c, r, p.Reason, nil)
 	}
 	if _, _, err := c.Issues.CreateComment(ctx, r.Owner, r.Repo, r.PR, &gh.IssueComment{Body: &body}); err != nil {
@@ -331,20 +240,6 @@ func (a *App) postNotice(ctx context.Context, c *gh.Client, p PostArgs) error {
 	}
 	return a.completeCheckRun(ctx, c, r, p.Reason, nil)
 }
-
-// marker is the hidden fingerprint at the end of every comment quorum
-// posts, by which a finding already posted is not posted again.
-// Only a marker that ends the comment counts: finding text is escaped
-// (inert) and cannot end a comment, so text from the change or the LLM
-// cannot pass for a marker.
-var marker = regexp.MustCompile(`<!-- quorum:fp=([A-Za-z0-9_:.-]+) -->\s*$`)
-
-// inert keeps text quorum did not write (headlines and bodies come from
-// analyzers and the LLM, which read the pull request) from opening an HTML
-// comment, so it can neither hide text nor forge a marker.
-func inert(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
-
-func markerOf(fp string) string { return "<!-- quorum:fp=" + fp + " -->" }
 
 // postReview posts a review: one request with the summary, the verdict and
 // the inline comments; file-level comments before it.
@@ -357,7 +252,7 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full rev
 	if pr.GetHead().GetSHA() != r.Head {
 		// The pull request moved on between saving and posting; the newer
 		// head has its own review.
-		if _, err := a.settle(ctx, p, full, settledStale); err != nil {
+		if _, err := a.settle(ctx, p, full, posts.Stale); err != nil {
 			return err
 		}
 		return a.completeCheckRun(ctx, c, r, event.ReasonStaleHead, nil)
@@ -374,15 +269,15 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full rev
 	if err != nil {
 		return err
 	}
-	plan := planReview(a.cfg, full, files, posted, pr.GetBase().GetRepo().GetHTMLURL())
+	plan := posts.PlanReview(a.platform(pr.GetBase().GetRepo().GetHTMLURL()), full, files, posted)
 
 	// File-level comments go first, so the review's body can list those
 	// GitHub refused.
-	for _, fc := range plan.fileLevel {
-		cm := &gh.PullRequestComment{Body: &fc.body, CommitID: &r.Head, Path: &fc.finding.Path, SubjectType: gh.Ptr("file")}
+	for _, fc := range plan.FileLevel {
+		cm := &gh.PullRequestComment{Body: &fc.Body, CommitID: &r.Head, Path: &fc.Finding.Path, SubjectType: gh.Ptr("file")}
 		_, resp, err := c.PullRequests.CreateComment(ctx, r.Owner, r.Repo, r.PR, cm)
 		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
-			plan.refused = append(plan.refused, fc.finding)
+			plan.Refused = append(plan.Refused, fc.Finding)
 			continue
 		}
 		if err != nil {
@@ -395,17 +290,17 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full rev
 	if done, err := alreadyPosted(ctx, c, r, bot, full.ID); err != nil {
 		return err
 	} else if done {
-		if _, err := a.settle(ctx, p, full, settledPosted); err != nil {
+		if _, err := a.settle(ctx, p, full, posts.Posted); err != nil {
 			return err
 		}
 		return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
 	}
 
-	inline := plan.inline
-	req := &gh.PullRequestReviewRequest{CommitID: &r.Head, Event: gh.Ptr(plan.event)}
+	inline := plan.Inline
+	req := &gh.PullRequestReviewRequest{CommitID: &r.Head, Event: gh.Ptr(reviewEvent(a.cfg, full.Verdict))}
 	for {
 		req.Comments = drafts(inline)
-		body := plan.body(a.cfg, r.Head) + "\n" + reviewMarkerOf(full.ID)
+		body := plan.Body(r.Head) + "\n" + posts.ReviewMarker(full.ID)
 		req.Body = &body
 		_, resp, err := c.PullRequests.CreateReview(ctx, r.Owner, r.Repo, r.PR, req)
 		if err == nil {
@@ -442,11 +337,11 @@ func (a *App) postReview(ctx context.Context, c *gh.Client, p PostArgs, full rev
 			bad, good = good, nil
 		}
 		for _, b := range bad {
-			plan.refused = append(plan.refused, b.finding)
+			plan.Refused = append(plan.Refused, b.Finding)
 		}
 		inline = good
 	}
-	if _, err := a.settle(ctx, p, full, settledPosted); err != nil {
+	if _, err := a.settle(ctx, p, full, posts.Posted); err != nil {
 		return err
 	}
 	return a.completeCheckRun(ctx, c, r, full.Verdict, full.Findings)
@@ -468,8 +363,8 @@ func postedFingerprints(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 			if !strings.EqualFold(cm.GetUser().GetLogin(), bot) {
 				continue
 			}
-			if m := marker.FindStringSubmatch(cm.GetBody()); m != nil {
-				posted[m[1]] = true
+			if fp, ok := posts.FingerprintOf(cm.GetBody()); ok {
+				posted[fp] = true
 			}
 		}
 		if resp.NextPage == 0 {
@@ -494,17 +389,12 @@ func (a *App) diffFiles(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs
 	return byPath, nil
 }
 
-// reviewMarkerOf is the hidden marker at the end of a posted review's
-// body, by which a retried post finds that the review is already there.
-func reviewMarkerOf(reviewID string) string { return "<!-- quorum:review=" + reviewID + " -->" }
-
 // alreadyPosted reports whether the App already posted the review (its
 // marker ends one of the App's submitted reviews of the pull request).
 func alreadyPosted(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot, reviewID string) (bool, error) {
-	want := reviewMarkerOf(reviewID)
 	found := false
 	err := eachOwnReview(ctx, c, r, bot, func(rv *gh.PullRequestReview) (bool, error) {
-		found = rv.GetState() != "PENDING" && strings.HasSuffix(strings.TrimSpace(rv.GetBody()), want)
+		found = rv.GetState() != "PENDING" && posts.HasReviewMarker(rv.GetBody(), reviewID)
 		return found, nil
 	})
 	return found, err
@@ -553,7 +443,7 @@ func eachOwnReview(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, bot
 
 // sortComments finds the comments GitHub refuses, by bisection with
 // pending reviews: a set GitHub takes is good, a refused set of one is bad.
-func (a *App) sortComments(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, cs []comment) (good, bad []comment, err error) {
+func (a *App) sortComments(ctx context.Context, c *gh.Client, r pipeline.ReviewArgs, cs []posts.Comment) (good, bad []posts.Comment, err error) {
 	if len(cs) == 0 {
 		return nil, nil, nil
 	}
@@ -583,108 +473,24 @@ func (a *App) sortComments(ctx context.Context, c *gh.Client, r pipeline.ReviewA
 	return slices.Concat(g1, g2), slices.Concat(b1, b2), nil
 }
 
-// comment is a finding placed on the pull request.
-type comment struct {
-	finding   review.Finding
-	line      int
-	startLine int
-	body      string
-}
-
-func drafts(cs []comment) []*gh.DraftReviewComment {
+func drafts(cs []posts.Comment) []*gh.DraftReviewComment {
 	out := make([]*gh.DraftReviewComment, 0, len(cs))
 	for _, c := range cs {
-		d := &gh.DraftReviewComment{Path: gh.Ptr(c.finding.Path), Body: gh.Ptr(c.body), Line: gh.Ptr(c.line), Side: gh.Ptr("RIGHT")}
-		if c.startLine > 0 && c.startLine < c.line {
-			d.StartLine, d.StartSide = gh.Ptr(c.startLine), gh.Ptr("RIGHT")
+		d := &gh.DraftReviewComment{Path: gh.Ptr(c.Finding.Path), Body: gh.Ptr(c.Body), Line: gh.Ptr(c.Line), Side: gh.Ptr("RIGHT")}
+		if c.StartLine > 0 && c.StartLine < c.Line {
+			d.StartLine, d.StartSide = gh.Ptr(c.StartLine), gh.Ptr("RIGHT")
 		}
 		out = append(out, d)
 	}
 	return out
 }
 
-// plan is what a review posts where.
-type plan struct {
-	summary   string
-	event     string
-	inline    []comment
-	fileLevel []comment
-	// overflow is past MaxComments; refused is what GitHub would not
-	// place; both are listed in the body.
-	overflow []review.Finding
-	refused  []review.Finding
-	repeated int
-	blobURL  string
-}
-
-// planReview decides each finding's place: inline on its lines when they
-// are in a hunk of GitHub's diff, a file-level comment when its file is in
-// the diff but its lines are not, the body past MaxComments or when its
-// file is not in the diff at all, and nowhere when it was already posted
-// on an earlier head. files nil means GitHub's diff is unknown: every
-// finding is tried inline.
-func planReview(cfg Config, full review.Full, files map[string]*change.File, posted map[string]bool, htmlURL string) *plan {
-	p := &plan{summary: full.Summary, event: reviewEvent(cfg, full.Verdict), blobURL: strings.TrimSuffix(htmlURL, "/")}
-	placed := 0
-	for _, f := range full.Findings {
-		if f.Fingerprint != "" && posted[f.Fingerprint] {
-			p.repeated++
-			continue
-		}
-		if placed >= cfg.MaxComments {
-			p.overflow = append(p.overflow, f)
-			continue
-		}
-		if f.Line <= 0 {
-			// A finding on the file as a whole.
-			placed++
-			p.fileLevel = append(p.fileLevel, comment{finding: f, body: commentBody(f, "")})
-			continue
-		}
-		c := comment{finding: f, line: f.Line}
-		if f.EndLine > f.Line {
-			c.startLine, c.line = f.Line, f.EndLine
-		}
-		var file *change.File
-		if files != nil {
-			if file = files[f.Path]; file == nil {
-				p.overflow = append(p.overflow, f)
-				continue
-			}
-		}
-		suggestion := ""
-		if start, end, text, ok := suggestionFor(f); ok && inHunk(file, start, end) {
-			c.startLine, c.line, suggestion = start, end, text
-			if start == end {
-				c.startLine = 0
-			}
-		}
-		c.body = commentBody(f, suggestion)
-		placed++
-		if file != nil && !inHunk(file, max(c.startLine, 1), c.line) {
-			if inHunk(file, c.line, c.line) {
-				c.startLine = 0 // the range leaves the hunk: its last line alone
-			} else {
-				p.fileLevel = append(p.fileLevel, c)
-				continue
-			}
-		}
-		p.inline = append(p.inline, c)
-	}
-	return p
-}
-
-// inHunk reports whether lines start..end (at head) lie in one hunk of
-// file; a nil file (unknown diff) holds every line.
-func inHunk(file *change.File, start, end int) bool {
-	if file == nil {
-		return true
-	}
-	if start > end {
-		start = end
-	}
-	h := file.HunkFor(end)
-	return h != nil && file.HunkFor(start) == h
+// platform is GitHub as posting sees it; htmlURL is the base
+// repository's address, for links to files.
+func (a *App) platform(htmlURL string) posts.Platform {
+	base := strings.TrimSuffix(htmlURL, "/")
+	return posts.Platform{Name: "GitHub", Suggestions: true, FileComments: true, MaxComments: a.cfg.MaxComments,
+		FileURL: func(commit, path string) string { return base + "/blob/" + commit + "/" + path }}
 }
 
 func reviewEvent(cfg Config, verdict string) string {
@@ -697,133 +503,4 @@ func reviewEvent(cfg Config, verdict string) string {
 		}
 	}
 	return "COMMENT"
-}
-
-// suggestionFor turns a one-hunk suggested patch into the head lines it
-// replaces and their replacement, for a ```suggestion block.
-func suggestionFor(f review.Finding) (start, end int, text string, ok bool) {
-	if f.SuggestedPatch == nil || *f.SuggestedPatch == "" {
-		return 0, 0, "", false
-	}
-	files, err := change.ParseDiff(strings.NewReader(*f.SuggestedPatch))
-	if err != nil || len(files) != 1 || len(files[0].Hunks) != 1 || files[0].Path() != f.Path {
-		return 0, 0, "", false
-	}
-	h := files[0].Hunks[0]
-	if h.OldLines == 0 {
-		return 0, 0, "", false // an insertion replaces no line to comment on
-	}
-	var b strings.Builder
-	for _, l := range h.Lines {
-		if l.Kind != change.KindDeleted {
-			b.WriteString(l.Text)
-			b.WriteByte('\n')
-		}
-	}
-	return h.OldStart, h.OldStart + h.OldLines - 1, b.String(), true
-}
-
-var severityIcon = map[string]string{"critical": "🛑", "high": "🔴", "medium": "🟠", "low": "🟡", "info": "🔵"}
-
-// commentBody is a finding's comment: headline, explanation, the
-// suggestion or patch, and the hidden fingerprint.
-func commentBody(f review.Finding, suggestion string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s **%s** · %s · %s\n\n", severityIcon[f.Severity], inert(f.Headline), f.Severity, f.Category)
-	if f.Body != "" {
-		b.WriteString(inert(strings.TrimSpace(f.Body)))
-		b.WriteString("\n\n")
-	}
-	switch {
-	case suggestion != "":
-		fence := fenceFor(suggestion)
-		fmt.Fprintf(&b, "%ssuggestion\n%s%s\n\n", fence, suggestion, fence)
-	case f.SuggestedPatch != nil && *f.SuggestedPatch != "":
-		fence := fenceFor(*f.SuggestedPatch)
-		fmt.Fprintf(&b, "<details><summary>Suggested patch</summary>\n\n%sdiff\n%s\n%s\n\n</details>\n\n", fence, strings.TrimSuffix(*f.SuggestedPatch, "\n"), fence)
-	}
-	fmt.Fprintf(&b, "<sub>%s</sub>\n", provenance(f))
-	if f.Fingerprint != "" {
-		b.WriteString(markerOf(f.Fingerprint))
-	}
-	return b.String()
-}
-
-// fenceFor returns a code fence longer than any run of backticks in s.
-func fenceFor(s string) string {
-	n, run := 3, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", n)
-}
-
-func provenance(f review.Finding) string {
-	p := "quorum · " + f.Specialist
-	if f.Rule != "" {
-		p += " · " + f.Rule
-	}
-	return p
-}
-
-// body is the review's body: the summary, the findings past the inline
-// limit or outside the diff, and those GitHub refused.
-func (p *plan) body(cfg Config, head string) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(p.summary))
-	if b.Len() == 0 {
-		b.WriteString("quorum reviewed this change.")
-	}
-	b.WriteString("\n")
-	// Refused first: the overflow may be cut to fit GitHub's limit.
-	if len(p.refused) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>%d finding(s) GitHub would not place as comments</summary>\n\n", len(p.refused))
-		p.list(&b, p.refused, head)
-		b.WriteString("\n</details>\n")
-	}
-	if len(p.overflow) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>%d more finding(s) (beyond %d inline comments, or outside the diff)</summary>\n\n", len(p.overflow), cfg.MaxComments)
-		p.list(&b, p.overflow, head)
-		b.WriteString("\n</details>\n")
-	}
-	if p.repeated > 0 {
-		fmt.Fprintf(&b, "\n%d finding(s) already commented on an earlier push are not repeated.\n", p.repeated)
-	}
-	return b.String()
-}
-
-// maxBody is kept below GitHub's limit on a review's body (65,536
-// characters), with room for what follows a list.
-const maxBody = 60000
-
-func (p *plan) list(b *strings.Builder, fs []review.Finding, head string) {
-	for i, f := range fs {
-		if b.Len() > maxBody {
-			fmt.Fprintf(b, "- … and %d more: quorum's API (`GET /v1/reviews`) has them all.\n", len(fs)-i)
-			return
-		}
-		where, anchor := f.Path, ""
-		if f.Line > 0 {
-			where += fmt.Sprintf("#L%d", f.Line)
-			anchor = fmt.Sprintf("#L%d-L%d", f.Line, max(f.EndLine, f.Line))
-		}
-		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s`](%s/blob/%s/%s%s)", severityIcon[f.Severity], inert(f.Headline), f.Severity,
-			f.Specialist, where, p.blobURL, head, f.Path, anchor)
-		if f.Fingerprint != "" {
-			b.WriteString(" " + markerOf(f.Fingerprint))
-		}
-		b.WriteString("\n")
-	}
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

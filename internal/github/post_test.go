@@ -652,7 +652,7 @@ func TestPostRetriedAfterGitHubTookTheReview(t *testing.T) {
 		}
 		// As if the first attempt had stopped before settling (whose
 		// transaction also records the events).
-		for _, q := range []string{`DELETE FROM github_settled_reviews WHERE review_id = $1`,
+		for _, q := range []string{`DELETE FROM settled_reviews WHERE review_id = $1`,
 			`DELETE FROM events WHERE account_id = (SELECT account_id FROM repositories WHERE id = (SELECT repository_id FROM reviews WHERE id = $1))`} {
 			if _, err := p.db.Writer().Exec(context.Background(), q, full.ID); err != nil {
 				t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	gh "github.com/google/go-github/v88/github"
 
 	"github.com/quorum-review/quorum/internal/change"
+	posts "github.com/quorum-review/quorum/internal/posting"
 )
 
 // Source builds the change of a pull request from GitHub: its metadata and
@@ -72,7 +73,7 @@ func (s *Source) change(ctx context.Context, ref change.Ref) (*change.Change, er
 	// base files are read there.
 	cmp, _, err := c.Repositories.CompareCommits(ctx, ref.Owner, ref.Repo, base, head, &gh.ListOptions{PerPage: 1})
 	if err != nil {
-		return nil, fmt.Errorf("merge base of %s and %s: %w", short(base), short(head), err)
+		return nil, fmt.Errorf("merge base of %s and %s: %w", posts.Short(base), posts.Short(head), err)
 	}
 	if mb := cmp.GetMergeBaseCommit().GetSHA(); mb != "" {
 		base = mb
