@@ -89,8 +89,9 @@ func Path(segments ...string) string {
 
 // Do calls method on path (below /api/v1, built with Path, optionally
 // followed by ?query), sending in as JSON when not nil and decoding a 2xx
-// answer into out when not nil. It returns the response's headers (for
-// paging) and an *APIError for any other status.
+// answer into out when not nil (into a *[]byte, the answer as it is). It
+// returns the response's headers (for paging) and an *APIError for any
+// other status.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
@@ -138,6 +139,10 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) (http
 		}
 		e.Message = strings.ReplaceAll(e.Message, c.token, "[token]")
 		return resp.Header, e
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = b // an answer that is not JSON (a pull request's .diff)
+		return resp.Header, nil
 	}
 	if out != nil && resp.StatusCode != http.StatusNoContent {
 		if err := json.Unmarshal(b, out); err != nil {
