@@ -272,8 +272,8 @@ func (p *Publisher) botLogin(ctx context.Context) (string, error) {
 	if bot != "" {
 		return bot, nil
 	}
-	u, err := p.api.Self(ctx)
-	if err != nil {
+	var u User
+	if err := p.call(ctx, http.MethodGet, "/user", nil, &u); err != nil {
 		return "", fmt.Errorf("get the bot account: %w", err)
 	}
 	if u.Login == "" {
