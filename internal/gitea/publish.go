@@ -334,6 +334,11 @@ type reviewComment struct {
 func (p *Publisher) postReview(ctx context.Context, a PostArgs, full review.Full) error {
 	r := a.Review
 	pr, err := p.pull(ctx, r)
+	if StatusOf(err) == http.StatusNotFound {
+		// The pull request or its repository is gone (or the bot lost
+		// access): no attempt will do better.
+		return river.JobCancel(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -394,9 +399,16 @@ func (p *Publisher) postReview(ctx context.Context, a PostArgs, full review.Full
 		switch {
 		case !errors.As(err, &apiErr):
 			return fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
-		case apiErr.Status == http.StatusUnprocessableEntity && req.Event != eventComment && strings.Contains(apiErr.Message, "your own pull"):
-			// Gitea lets nobody approve or reject their own pull request,
-			// the bot neither: say it as a comment.
+		case apiErr.Status == http.StatusUnprocessableEntity && req.Event != eventComment &&
+			(strings.Contains(apiErr.Message, "your own pull") || strings.Contains(apiErr.Message, "closed or merged")):
+			// Gitea lets nobody approve or reject their own pull request
+			// (the bot neither) or a closed one: say it as a comment. It
+			// refuses a closed one only after creating the comments in a
+			// pending review, which the next request would submit with
+			// its own.
+			if err := p.deletePending(ctx, r, bot); err != nil {
+				return err
+			}
 			req.Event = eventComment
 			continue
 		case apiErr.Status == http.StatusInternalServerError && len(inline) > 0:
@@ -412,6 +424,9 @@ func (p *Publisher) postReview(ctx context.Context, a PostArgs, full review.Full
 			}
 			inline = nil
 			continue
+		case apiErr.Status == http.StatusUnprocessableEntity:
+			// Refused for good: no attempt will do better.
+			return river.JobCancel(fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err))
 		}
 		return fmt.Errorf("post the review of %s/%s#%d: %w", r.Owner, r.Repo, r.PR, err)
 	}

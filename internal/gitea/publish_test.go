@@ -3,6 +3,7 @@ package gitea
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -381,6 +382,34 @@ func TestPublishDropsAPendingReviewLeftBehind(t *testing.T) {
 	rs := p.botReviews(t)
 	if len(rs) != 1 || len(rs[0].Comments) != 1 || rs[0].Comments[0].Position != 10 {
 		t.Fatalf("reviews %+v, want one with its own comment on line 10 alone", rs)
+	}
+}
+
+// A pull request closed before its review is posted: Gitea refuses
+// REQUEST_CHANGES there, so the review is posted as a comment.
+func TestPublishOnAClosedPullRequest(t *testing.T) {
+	p := setupPublishing(t, "pub-closed", PublisherConfig{})
+	full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
+	p.srv.API(t, p.author.Token, http.MethodPatch, fmt.Sprintf("/repos/%s/widgets/pulls/%d", p.author.Name, p.pr), map[string]any{"state": "closed"}, nil)
+	p.post(t, full)
+	if rs := p.botReviews(t); len(rs) != 1 || rs[0].State != "COMMENT" || len(rs[0].Comments) != 1 {
+		t.Fatalf("reviews %+v, want one COMMENT with its comment", rs)
+	}
+}
+
+// A pull request that is gone: the job gives up at once, and the review
+// is still announced (it is in quorum's API).
+func TestPublishOnAPullRequestGoneGivesUp(t *testing.T) {
+	p := setupPublishing(t, "pub-gone", PublisherConfig{})
+	full := p.save(t, review.VerdictComment, finding("main.go", 10, 10, "a"))
+	args := p.args()
+	args.PR = 999
+	err := (&postWorker{p: p.pub}).Work(context.Background(), postJob(PostArgs{Review: args, ReviewID: full.ID}))
+	if _, ok := errors.AsType[*river.JobCancelError](err); !ok {
+		t.Fatalf("Work: %v, want the job cancelled", err)
+	}
+	if n := len(eventsNamed(t, p, event.ReviewCompleted)); n != 1 {
+		t.Fatalf("%d review.completed after giving up, want 1", n)
 	}
 }
 
