@@ -16,11 +16,14 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/gitea/giteatest"
 	"github.com/quorum-review/quorum/internal/pipeline"
+	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/specialist"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
@@ -557,5 +560,66 @@ func TestPublishSnoozesOnRetryAfter(t *testing.T) {
 			t.Errorf("%d Retry-After %q: %v, want a %s snooze", tc.status, tc.header, err, tc.want)
 		}
 		srv.Close()
+	}
+}
+
+// changedLines is a specialist that flags every added line saying
+// "changed".
+type changedLines struct{}
+
+func (changedLines) Name() string { return "logic" }
+
+func (changedLines) Review(_ context.Context, c *change.Change) ([]specialist.Finding, error) {
+	var out []specialist.Finding
+	for _, f := range c.Files {
+		for _, h := range f.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == change.KindAdded && strings.HasPrefix(l.Text, "changed") {
+					out = append(out, specialist.Finding{Rule: "test:changed", Category: "logic", Severity: "medium", Path: f.Path(),
+						Line: l.NewNumber, EndLine: l.NewNumber, Headline: "A changed line", Body: "It changed.", Engine: review.EngineBuiltin})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// The review job of a Gitea pull request, through pipeline.Worker with the
+// Gitea source and publisher, then the post job it queued: the review is
+// on the pull request, with a comment on each changed line.
+func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
+	p := setupPublishing(t, "pub-worker", PublisherConfig{})
+	ctx := context.Background()
+	src, err := NewSource(p.pub.api, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &pipeline.Worker{
+		DB:          p.db,
+		Sources:     map[string]func(string) change.Source{"gitea": func(string) change.Source { return src }},
+		Publishers:  map[string]pipeline.Publisher{"gitea": p.pub.Publisher()},
+		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{changedLines{}} },
+	}
+	job := &river.Job[pipeline.ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, Args: p.args()}
+	if err := w.Work(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	jobs := postJobs(t, p.db)
+	if len(jobs) != 1 || jobs[0].ReviewID == "" {
+		t.Fatalf("post jobs %+v, want one of the saved review", jobs)
+	}
+	if err := (&postWorker{p: p.pub}).Work(ctx, postJob(jobs[0])); err != nil {
+		t.Fatal(err)
+	}
+	rs := p.botReviews(t)
+	if len(rs) != 1 {
+		t.Fatalf("%d reviews, want 1", len(rs))
+	}
+	var lines []int
+	for _, c := range rs[0].Comments {
+		lines = append(lines, c.Position)
+	}
+	if fmt.Sprint(lines) != "[10 11 12 30]" || rs[0].CommitID != p.head {
+		t.Fatalf("comments on lines %v of %s, want 10, 11, 12, 30 of %s", lines, rs[0].CommitID, p.head)
 	}
 }
