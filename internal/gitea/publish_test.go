@@ -24,6 +24,7 @@ import (
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/specialisttest"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
@@ -563,27 +564,6 @@ func TestPublishSnoozesOnRetryAfter(t *testing.T) {
 	}
 }
 
-// changedLines is a specialist that flags every added line saying
-// "changed".
-type changedLines struct{}
-
-func (changedLines) Name() string { return "logic" }
-
-func (changedLines) Review(_ context.Context, c *change.Change) ([]specialist.Finding, error) {
-	var out []specialist.Finding
-	for _, f := range c.Files {
-		for _, h := range f.Hunks {
-			for _, l := range h.Lines {
-				if l.Kind == change.KindAdded && strings.HasPrefix(l.Text, "changed") {
-					out = append(out, specialist.Finding{Rule: "test:changed", Category: "logic", Severity: "medium", Path: f.Path(),
-						Line: l.NewNumber, EndLine: l.NewNumber, Headline: "A changed line", Body: "It changed.", Engine: review.EngineBuiltin})
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
 // The review job of a Gitea pull request, through pipeline.Worker with the
 // Gitea source and publisher, then the post job it queued: the review is
 // on the pull request, with a comment on each changed line.
@@ -595,10 +575,12 @@ func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &pipeline.Worker{
-		DB:          p.db,
-		Sources:     map[string]func(string) change.Source{"gitea": func(string) change.Source { return src }},
-		Publishers:  map[string]pipeline.Publisher{"gitea": p.pub.Publisher()},
-		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{changedLines{}} },
+		DB:         p.db,
+		Sources:    map[string]func(string) change.Source{"gitea": func(string) change.Source { return src }},
+		Publishers: map[string]pipeline.Publisher{"gitea": p.pub.Publisher()},
+		Specialists: func(repoconfig.Config) []specialist.Specialist {
+			return []specialist.Specialist{specialisttest.ChangedLines{}}
+		},
 	}
 	job := &river.Job[pipeline.ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, Args: p.args()}
 	if err := w.Work(ctx, job); err != nil {

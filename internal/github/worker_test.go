@@ -15,34 +15,10 @@ import (
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/repoconfig"
-	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/specialist"
+	"github.com/quorum-review/quorum/internal/specialist/specialisttest"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
-
-// changedLines is a specialist that flags every added line saying
-// "changed", and runs during before it reports.
-type changedLines struct{ during func() }
-
-func (changedLines) Name() string { return "logic" }
-
-func (s changedLines) Review(_ context.Context, c *change.Change) ([]specialist.Finding, error) {
-	if s.during != nil {
-		s.during()
-	}
-	var out []specialist.Finding
-	for _, f := range c.Files {
-		for _, h := range f.Hunks {
-			for _, l := range h.Lines {
-				if l.Kind == change.KindAdded && strings.HasPrefix(l.Text, "changed") {
-					out = append(out, specialist.Finding{Rule: "test:changed", Category: "logic", Severity: "medium", Path: f.Path(),
-						Line: l.NewNumber, EndLine: l.NewNumber, Headline: "A changed line", Body: "It changed.", Engine: review.EngineBuiltin})
-				}
-			}
-		}
-	}
-	return out, nil
-}
 
 // runReview works the review job of the pull request's head through
 // pipeline.Worker with the App as its source and publisher, then the post
@@ -85,7 +61,7 @@ func failures(t *testing.T, p *posting) []event.ReviewFailedData {
 func TestWorkerReviewsAndPosts(t *testing.T) {
 	t.Parallel()
 	p := setupPosting(t, storetest.SQLite(t), Config{CheckRuns: true})
-	runReview(t, p, changedLines{}, pipeline.RateLimit{})
+	runReview(t, p, specialisttest.ChangedLines{}, pipeline.RateLimit{})
 	rs := p.gh.Reviews("octo", "demo", 7)
 	if len(rs) != 1 {
 		t.Fatalf("%d reviews posted, want 1", len(rs))
@@ -122,7 +98,7 @@ func TestWorkerPushDuringTheReviewPostsNothing(t *testing.T) {
 	newer := p.git.Commit("pushed during the review")
 	// The push lands on GitHub while the specialists run; its webhook
 	// has not arrived yet.
-	runReview(t, p, changedLines{during: func() { p.gh.SetHead("octo", "demo", 7, newer) }}, pipeline.RateLimit{})
+	runReview(t, p, specialisttest.ChangedLines{During: func() { p.gh.SetHead("octo", "demo", 7, newer) }}, pipeline.RateLimit{})
 	if rs := p.gh.Reviews("octo", "demo", 7); len(rs) != 0 {
 		t.Fatalf("%d reviews posted on a stale head", len(rs))
 	}
@@ -143,7 +119,7 @@ func TestWorkerRateLimitedSaysWhenItResets(t *testing.T) {
 	t.Parallel()
 	p := setupPosting(t, storetest.SQLite(t), Config{})
 	storetest.Review(t, p.db, p.repo, 1, 0, time.Now()) // the one review of the window
-	runReview(t, p, changedLines{}, pipeline.RateLimit{MaxReviews: 1, Window: time.Hour})
+	runReview(t, p, specialisttest.ChangedLines{}, pipeline.RateLimit{MaxReviews: 1, Window: time.Hour})
 	if f := failures(t, p); len(f) != 1 || f[0].Reason != event.ReasonRateLimit {
 		t.Fatalf("review.failed %+v, want one rate_limit", f)
 	}
@@ -162,10 +138,12 @@ func TestWorkerSnoozesOnGitHubsRateLimit(t *testing.T) {
 	p := setupPosting(t, storetest.SQLite(t), Config{})
 	p.gh.SecondaryRateLimit(1, 30*time.Second)
 	w := &pipeline.Worker{
-		DB:          p.db,
-		Sources:     map[string]func(string) change.Source{"github": p.app.Source},
-		Publishers:  map[string]pipeline.Publisher{"github": p.app.Publisher()},
-		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{changedLines{}} },
+		DB:         p.db,
+		Sources:    map[string]func(string) change.Source{"github": p.app.Source},
+		Publishers: map[string]pipeline.Publisher{"github": p.app.Publisher()},
+		Specialists: func(repoconfig.Config) []specialist.Specialist {
+			return []specialist.Specialist{specialisttest.ChangedLines{}}
+		},
 	}
 	// The last attempt: a failure would be recorded as internal_error.
 	job := &river.Job[pipeline.ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 3, MaxAttempts: 3}, Args: p.args()}
