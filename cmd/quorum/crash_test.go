@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/event"
+	"github.com/quorum-review/quorum/internal/gitea/giteatest"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/webhook/verify"
@@ -111,7 +112,8 @@ func buildQuorum(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	// giteatest.Run stops the Gitea the end-to-end test starts.
+	code := giteatest.Run(m)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

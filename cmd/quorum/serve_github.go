@@ -95,7 +95,7 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 		Transport:     m.GitHubTransport(http.DefaultTransport),
 	}
 	if cfg.CacheDir == "" {
-		cfg.CacheDir = defaultGitHubCacheDir(db)
+		cfg.CacheDir = defaultCacheDir(db, "github")
 	}
 	app, err := github.New(cfg, d, log.With("component", "github"), now)
 	if err != nil {
@@ -113,23 +113,23 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 	return &gitHub{app: app, intake: in, metrics: m}, nil
 }
 
-// defaultGitHubCacheDir is where fetched repositories are kept when
-// --github-cache-dir is not given: beside the SQLite database, or, on
-// PostgreSQL (the data directory is not used), in the user's cache
-// directory. "" (no home to find one in) leaves github.Config's default.
-func defaultGitHubCacheDir(db dbConfig) string {
+// defaultCacheDir is where a platform's fetched repositories are kept when
+// its --<platform>-cache-dir is not given: beside the SQLite database, or,
+// on PostgreSQL (the data directory is not used), in the user's cache
+// directory. "" when there is no home to find one in.
+func defaultCacheDir(db dbConfig, platform string) string {
 	if *db.url == "" {
 		cfg, err := db.config()
 		if err != nil {
 			return ""
 		}
-		return filepath.Join(cfg.DataDir, "github-cache")
+		return filepath.Join(cfg.DataDir, platform+"-cache")
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(base, "quorum", "github")
+	return filepath.Join(base, "quorum", platform)
 }
 
 // jobLimits returns the time limits of the App's job kinds that have their

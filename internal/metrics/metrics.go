@@ -47,6 +47,8 @@ type Metrics struct {
 
 	intake        *prometheus.CounterVec
 	githubCalls   *prometheus.CounterVec
+	giteaIntake   *prometheus.CounterVec
+	giteaCalls    *prometheus.CounterVec
 	githubRemains prometheus.Gauge
 	remainMu      sync.Mutex
 	remainLow     float64
@@ -110,12 +112,19 @@ func New() *Metrics {
 	m.githubCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "quorum_github_api_requests_total", Help: `Requests to GitHub's API, by status code ("error" when none came back).`,
 	}, []string{"code"})
+	m.giteaIntake = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quorum_gitea_intake_deliveries_total", Help: "Gitea webhook deliveries received, by event (X-Gitea-Event) and the status code answered.",
+	}, []string{"event", "code"})
+	m.giteaCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quorum_gitea_api_requests_total", Help: `Requests to Gitea's API, by status code ("error" when none came back).`,
+	}, []string{"code"})
 	m.githubRemains = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "quorum_github_rate_limit_remaining", Help: "The lowest X-RateLimit-Remaining of GitHub's answers in the last 5 minutes (the App and each installation have their own limit: this is the one nearest exhaustion).",
 	})
 
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.reviews, m.reviewDuration, m.specialistDuration,
-		m.findings, m.files, m.jobAttempts, m.jobsRescued, m.webhookAttempts, m.webhookLatency, m.webhookDeadLetts, m.webhookDisabled, m.intake, m.githubCalls, m.githubRemains} {
+		m.findings, m.files, m.jobAttempts, m.jobsRescued, m.webhookAttempts, m.webhookLatency, m.webhookDeadLetts, m.webhookDisabled, m.intake, m.githubCalls, m.githubRemains,
+		m.giteaIntake, m.giteaCalls} {
 		f(c)
 	}
 	// The series the alerts watch exist from the start, at 0, so that
@@ -126,6 +135,9 @@ func New() *Metrics {
 	m.reviews.WithLabelValues("completed", "")
 	for _, ev := range []string{"pull_request", "issue_comment", "installation"} {
 		m.intake.WithLabelValues(ev, "401")
+	}
+	for _, ev := range giteaEvents[:3] {
+		m.giteaIntake.WithLabelValues(ev, "401")
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -294,24 +306,58 @@ func (m *Metrics) WebhookAttempt(status string, took time.Duration, endpointDisa
 var intakeEvents = []string{"pull_request", "issue_comment", "installation", "installation_repositories", "ping",
 	"check_run", "check_suite", "pull_request_review", "push", "github_app_authorization"}
 
+// giteaEvents are the Gitea events counted by name; others are "other".
+var giteaEvents = []string{"pull_request", "issue_comment", "push", "pull_request_comment", "pull_request_sync"}
+
 // Intake counts the GitHub App's webhook deliveries next answers, by event
 // (X-GitHub-Event) and status code.
 func (m *Metrics) Intake(next http.Handler) http.Handler {
 	if m == nil {
 		return next
 	}
+	return countDeliveries(next, m.intake, "X-GitHub-Event", intakeEvents)
+}
+
+// GiteaIntake counts Gitea's webhook deliveries next answers, by event
+// (X-Gitea-Event) and status code.
+func (m *Metrics) GiteaIntake(next http.Handler) http.Handler {
+	if m == nil {
+		return next
+	}
+	return countDeliveries(next, m.giteaIntake, "X-Gitea-Event", giteaEvents)
+}
+
+// countDeliveries counts the deliveries next answers in c, by the event in
+// header (one of known, else "other") and status code.
+func countDeliveries(next http.Handler, c *prometheus.CounterVec, header string, known []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		event := strings.ToLower(r.Header.Get("X-GitHub-Event"))
-		if !slices.Contains(intakeEvents, event) {
+		event := strings.ToLower(r.Header.Get(header))
+		if !slices.Contains(known, event) {
 			event = "other"
 		}
 		code := sw.code
 		if code == 0 {
 			code = http.StatusOK
 		}
-		m.intake.WithLabelValues(event, strconv.Itoa(code)).Inc()
+		c.WithLabelValues(event, strconv.Itoa(code)).Inc()
+	})
+}
+
+// GiteaTransport counts the requests to Gitea's API next makes, by status.
+func (m *Metrics) GiteaTransport(next http.RoundTripper) http.RoundTripper {
+	if m == nil {
+		return next
+	}
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err != nil {
+			m.giteaCalls.WithLabelValues("error").Inc()
+			return resp, err
+		}
+		m.giteaCalls.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
+		return resp, nil
 	})
 }
 

@@ -574,10 +574,24 @@ func (s *Server) CreateRepo(t testing.TB, owner User, name string) Repo {
 	return r
 }
 
-// createToken creates an access token of every scope for a user, with
-// basic auth as Gitea requires for this endpoint.
-func (s *Server) createToken(user, password string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"name": "giteatest-" + randomHex(4), "scopes": []string{"all"}})
+// CreateToken creates another access token of user, with only the given
+// scopes (Gitea's names: "write:repository", "read:user", …).
+func (s *Server) CreateToken(t testing.TB, user User, scopes ...string) string {
+	t.Helper()
+	token, err := s.createToken(user.Name, user.Password, scopes...)
+	if err != nil {
+		t.Fatalf("giteatest: create a token of %s: %v", user.Name, err)
+	}
+	return token
+}
+
+// createToken creates an access token for a user, of every scope unless
+// scopes are given, with basic auth as Gitea requires for this endpoint.
+func (s *Server) createToken(user, password string, scopes ...string) (string, error) {
+	if len(scopes) == 0 {
+		scopes = []string{"all"}
+	}
+	body, _ := json.Marshal(map[string]any{"name": "giteatest-" + randomHex(4), "scopes": scopes})
 	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/users/"+url.PathEscape(user)+"/tokens", bytes.NewReader(body))
 	if err != nil {
 		return "", err
