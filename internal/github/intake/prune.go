@@ -7,14 +7,13 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/quorum-review/quorum/internal/delivery"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
 // Retention is how long a handled delivery's id is kept to recognise a
-// redelivery. GitHub redelivers deliveries of the past 3 days at most.
-// A delivery never handled within it was given up (its job's attempts
-// last about a day), and goes with its payload.
-const Retention = 7 * 24 * time.Hour
+// redelivery (delivery.Retention).
+const Retention = delivery.Retention
 
 // pruneQuery forgets the deliveries received before $1 and handled before
 // it too, or never. A delivery is handled after it was received, so

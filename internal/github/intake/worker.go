@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -394,12 +393,4 @@ func repoRefs(rs []account.Repository) []account.RepoRef {
 		out[i] = account.RepoRef{Owner: r.Owner, Name: r.Name}
 	}
 	return out
-}
-
-// mentionMatcher reports whether a comment asks the bot for a review:
-// "@quorum review" (or "@quorum[bot] review"), any case, anywhere in the
-// comment but not inside a longer word or name.
-func mentionMatcher(bot string) func(string) bool {
-	re := regexp.MustCompile(`(?i)(?:^|[^\w@/-])@` + regexp.QuoteMeta(bot) + `(?:\[bot\])?[ \t]+review\b`)
-	return re.MatchString
 }
