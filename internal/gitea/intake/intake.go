@@ -41,6 +41,9 @@ import (
 	"github.com/quorum-review/quorum/internal/store"
 )
 
+// deliveries are Gitea's deliveries, by the repository of their hook.
+var deliveries = delivery.NewTable("gitea_deliveries", "repository_id")
+
 // Path is where Gitea sends the connected repositories' webhooks.
 const Path = "/gitea/webhook"
 
@@ -224,19 +227,11 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	status := "queued"
-	err = in.db.InTx(r.Context(), func(tx store.Tx) error {
-		n, err := tx.Exec(r.Context(), `INSERT INTO gitea_deliveries (delivery_id, event, action, repository_id, payload, received_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
-			deliveryID, name, env.Action, h.repositoryID, string(body), store.Micros(in.now()))
-		if err != nil {
-			return fmt.Errorf("store delivery: %w", err)
-		}
-		if n == 0 {
-			status = "duplicate"
-			return nil
-		}
-		return tx.InsertJob(r.Context(), DeliveryArgs{DeliveryID: deliveryID}, nil)
-	})
+	duplicate, err := deliveries.Store(r.Context(), in.db, delivery.Delivery{ID: deliveryID, Event: name, Action: env.Action, Scope: h.repositoryID, Payload: body},
+		DeliveryArgs{DeliveryID: deliveryID}, in.now())
+	if duplicate {
+		status = "duplicate"
+	}
 	if err != nil {
 		in.log.Error("gitea webhook not stored", "delivery", deliveryID, "event", name, "error", err.Error())
 		in.problem(w, r, http.StatusInternalServerError, "", "The delivery could not be stored; Gitea may redeliver it.")

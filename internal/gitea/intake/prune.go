@@ -2,28 +2,15 @@ package intake
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
-
-	"github.com/quorum-review/quorum/internal/delivery"
-	"github.com/quorum-review/quorum/internal/store"
 )
-
-// pruneQuery forgets the deliveries received before $1 and handled before
-// it too, or never. A delivery is handled after it was received, so
-// received_at bounds both and its index finds them.
-const pruneQuery = `DELETE FROM gitea_deliveries WHERE received_at < $1 AND (handled_at IS NULL OR handled_at < $1)`
 
 // Prune forgets the deliveries handled, or received and never handled,
 // longer than delivery.Retention ago, and reports how many.
 func (in *Intake) Prune(ctx context.Context) (int64, error) {
-	n, err := in.db.Writer().Exec(ctx, pruneQuery, store.Micros(in.now().Add(-delivery.Retention)))
-	if err != nil {
-		return 0, fmt.Errorf("prune gitea deliveries: %w", err)
-	}
-	return n, nil
+	return deliveries.Prune(ctx, in.db, in.now())
 }
 
 // PruneArgs is the daily job that runs Prune.

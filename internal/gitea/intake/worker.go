@@ -2,7 +2,6 @@ package intake
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/delivery"
 	"github.com/quorum-review/quorum/internal/gitea"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
@@ -49,47 +49,11 @@ type worker struct {
 }
 
 // Work handles the delivery and drops its payload, in one transaction with
-// what it changes, which claims the delivery: of two runs at once, only
-// the first changes anything.
+// what it changes (delivery.Table.Handle).
 func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
-	in := wk.in
-	var name string
-	var repositoryID int64
-	var payload sql.NullString
-	err := in.db.Writer().QueryRow(ctx, `SELECT event, repository_id, payload FROM gitea_deliveries WHERE delivery_id = $1`,
-		job.Args.DeliveryID).Scan(&name, &repositoryID, &payload)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !payload.Valid) {
-		return nil // handled already
-	}
-	if err != nil {
-		return fmt.Errorf("load delivery %s: %w", job.Args.DeliveryID, err)
-	}
-	act, err := in.plan(ctx, name, repositoryID, []byte(payload.String))
-	if err != nil {
-		return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
-	}
-	now := in.now()
-	return in.db.InTx(ctx, func(tx store.Tx) error {
-		// Claim the delivery first: another run of its job waits here,
-		// then finds it handled.
-		n, err := tx.Exec(ctx, `UPDATE gitea_deliveries SET payload = NULL, handled_at = $1 WHERE delivery_id = $2 AND handled_at IS NULL`,
-			store.Micros(now), job.Args.DeliveryID)
-		if err != nil {
-			return fmt.Errorf("claim delivery %s: %w", job.Args.DeliveryID, err)
-		}
-		if n == 0 || act == nil {
-			return nil
-		}
-		if err := act(ctx, tx, now); err != nil {
-			return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
-		}
-		return nil
-	})
+	_, err := deliveries.Handle(ctx, wk.in.db, job.Args.DeliveryID, wk.in.now, wk.in.plan)
+	return err
 }
-
-// action is what a delivery changes, run in the transaction that marks it
-// handled.
-type action func(ctx context.Context, tx store.Tx, now time.Time) error
 
 // The parts of Gitea's payloads (modules/structs/hook.go, pull.go,
 // issue.go of Gitea v1.26.0) the worker reads.
@@ -137,8 +101,9 @@ type (
 
 // plan decodes a delivery and asks Gitea what it must know (outside any
 // transaction), and returns what to change, or nil for nothing.
-func (in *Intake) plan(ctx context.Context, name string, repositoryID int64, payload []byte) (action, error) {
-	switch name {
+func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (delivery.Action, error) {
+	payload, repositoryID := d.Payload, d.Scope
+	switch d.Event {
 	case "pull_request":
 		var e pullRequestPayload
 		if err := json.Unmarshal(payload, &e); err != nil {
@@ -155,7 +120,7 @@ func (in *Intake) plan(ctx context.Context, name string, repositoryID int64, pay
 	return nil, nil
 }
 
-func (in *Intake) pullRequest(e pullRequestPayload, repositoryID int64) action {
+func (in *Intake) pullRequest(e pullRequestPayload, repositoryID int64) delivery.Action {
 	pr := e.PullRequest
 	if pr == nil || e.Number <= 0 {
 		return nil
@@ -217,7 +182,7 @@ func newestHead(ctx context.Context, tx store.Tx, repositoryID string, pr int) (
 // issueComment re-runs the review of the pull request's current head when
 // a comment asks "@<bot> review" and its author, not the bot, may push to
 // the repository.
-func (in *Intake) issueComment(ctx context.Context, e issueCommentPayload, repositoryID int64) (action, error) {
+func (in *Intake) issueComment(ctx context.Context, e issueCommentPayload, repositoryID int64) (delivery.Action, error) {
 	c := e.Comment
 	login := c.User.Login
 	if e.Action != "created" || !e.IsPull || e.Issue.Number <= 0 || !in.mention(c.Body) || login == "" || strings.EqualFold(login, in.cfg.BotName) {

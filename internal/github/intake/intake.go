@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -45,6 +44,9 @@ const (
 	BodyGrace   = delivery.BodyGrace
 	BodyTimeout = delivery.BodyTimeout
 )
+
+// deliveries are GitHub's deliveries, by their installation.
+var deliveries = delivery.NewTable("github_deliveries", "installation_id")
 
 // Path is where GitHub sends the App's webhooks.
 const Path = "/github/webhook"
@@ -234,19 +236,11 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	status := "queued"
-	err := in.db.InTx(r.Context(), func(tx store.Tx) error {
-		n, err := tx.Exec(r.Context(), `INSERT INTO github_deliveries (delivery_id, event, action, installation_id, payload, received_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
-			deliveryID, name, env.Action, env.Installation.ID, string(body), store.Micros(in.now()))
-		if err != nil {
-			return fmt.Errorf("store delivery: %w", err)
-		}
-		if n == 0 {
-			status = "duplicate"
-			return nil
-		}
-		return tx.InsertJob(r.Context(), DeliveryArgs{DeliveryID: deliveryID}, nil)
-	})
+	duplicate, err := deliveries.Store(r.Context(), in.db, delivery.Delivery{ID: deliveryID, Event: name, Action: env.Action, Scope: env.Installation.ID, Payload: body},
+		DeliveryArgs{DeliveryID: deliveryID}, in.now())
+	if duplicate {
+		status = "duplicate"
+	}
 	if err != nil {
 		in.log.Error("github webhook not stored", "delivery", deliveryID, "event", name, "error", err.Error())
 		in.problem(w, r, http.StatusInternalServerError, "", "The delivery could not be stored; GitHub may redeliver it.")

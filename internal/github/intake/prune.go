@@ -8,24 +8,18 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quorum-review/quorum/internal/delivery"
-	"github.com/quorum-review/quorum/internal/store"
 )
 
 // Retention is how long a handled delivery's id is kept to recognise a
 // redelivery (delivery.Retention).
 const Retention = delivery.Retention
 
-// pruneQuery forgets the deliveries received before $1 and handled before
-// it too, or never. A delivery is handled after it was received, so
-// received_at bounds both and its index finds them.
-const pruneQuery = `DELETE FROM github_deliveries WHERE received_at < $1 AND (handled_at IS NULL OR handled_at < $1)`
-
 // Prune forgets the deliveries handled, or received and never handled,
 // longer than Retention ago, and reports how many.
 func (in *Intake) Prune(ctx context.Context) (int64, error) {
-	n, err := in.db.Writer().Exec(ctx, pruneQuery, store.Micros(in.now().Add(-Retention)))
+	n, err := deliveries.Prune(ctx, in.db, in.now())
 	if err != nil {
-		return 0, fmt.Errorf("prune github deliveries: %w", err)
+		return 0, fmt.Errorf("github: %w", err)
 	}
 	return n, nil
 }

@@ -27,7 +27,7 @@ func TestPruneUsesAnIndex(t *testing.T) {
 				}
 				explain = "EXPLAIN "
 			}
-			rows, err := tx.Query(ctx, explain+pruneQuery, int64(1))
+			rows, err := tx.Query(ctx, explain+deliveries.PruneQuery(), int64(1))
 			if err != nil {
 				return err
 			}
