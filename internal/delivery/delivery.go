@@ -8,6 +8,7 @@ package delivery
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,9 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/semaphore"
 
@@ -183,3 +186,24 @@ func MentionMatcher(bot string) func(string) bool {
 // handled within it was given up (its job's attempts last about a day),
 // and goes with its payload.
 const Retention = 7 * 24 * time.Hour
+
+// Decode decodes a signed delivery's body into v, a JSON object, once its
+// Content-Type says JSON and it is valid UTF-8; otherwise it answers w (a
+// problem linking to docsURL) and returns false.
+func Decode(w http.ResponseWriter, r *http.Request, docsURL string, body []byte, v any) bool {
+	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
+		api.WriteProblem(w, r, docsURL, http.StatusUnsupportedMediaType, "", "Set the webhook's content type to application/json.")
+		return false
+	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259), as the platforms send it; what is not
+		// would be stored as text, which PostgreSQL refuses.
+		api.WriteProblem(w, r, docsURL, http.StatusBadRequest, "", "The body is not valid UTF-8.")
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		api.WriteProblem(w, r, docsURL, http.StatusBadRequest, "", "The body is not a JSON object.")
+		return false
+	}
+	return true
+}

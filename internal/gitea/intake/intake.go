@@ -23,15 +23,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 
@@ -194,19 +191,8 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.problem(w, r, http.StatusBadRequest, "", "X-Gitea-Event and X-Gitea-Delivery are required.")
 		return
 	}
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
-		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the webhook's content type to application/json (POST Content Type: application/json).")
-		return
-	}
-	if !utf8.Valid(body) {
-		// JSON is UTF-8 (RFC 8259), as Gitea sends it; what is not would
-		// be stored as text, which PostgreSQL refuses.
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not valid UTF-8.")
-		return
-	}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
+	if !delivery.Decode(w, r, in.cfg.DocsURL, body, &env) {
 		return
 	}
 	if env.Repository == nil || env.Repository.ID != h.repositoryID {

@@ -25,7 +25,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
@@ -209,19 +208,8 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delivery.WriteStatus(w, http.StatusOK, "pong")
 		return
 	}
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
-		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the App's webhook content type to application/json.")
-		return
-	}
-	if !utf8.Valid(body) {
-		// JSON is UTF-8 (RFC 8259), as GitHub sends it; what is not would
-		// be stored as text, which PostgreSQL refuses.
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not valid UTF-8.")
-		return
-	}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
+	if !delivery.Decode(w, r, in.cfg.DocsURL, body, &env) {
 		return
 	}
 	if !env.handled(name) {
