@@ -86,15 +86,18 @@ func TestRealGiteaDeliveries(t *testing.T) {
 		t.Fatalf("after a push, review jobs %v, want the second of %s", jobs, second)
 	}
 
-	// A reader asks first, then the owner: only the owner's request runs.
+	// The bot and a reader ask first, then the owner: only the owner's
+	// request runs.
 	comment := func(u giteatest.User, body string) {
 		srv.API(t, u.Token, http.MethodPost, "/repos/ivy/widgets/issues/"+strconv.Itoa(pr.Number)+"/comments", map[string]any{"body": body}, nil)
 	}
+	comment(bot, "@"+bot.Name+" review")
 	comment(reader, "@"+bot.Name+" review")
 	comment(owner, "Looks close. @"+bot.Name+" review")
 	waitReviews(t, db, 3)
-	// Deliveries are handled in order, so the reader's came first.
-	waitHandled(t, db, 4)
+	// Deliveries are handled in order, so the bot's and the reader's came
+	// first.
+	waitHandled(t, db, 5)
 	jobs = reviewJobs(t, db)
 	if len(jobs) != 3 || jobs[2]["head"] != second || !strings.HasPrefix(jobs[2]["rerun"].(string), "comment:") {
 		t.Fatalf("after the comments, review jobs %v, want one rerun of %s, the owner's", jobs, second)

@@ -21,6 +21,7 @@ package intake
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -68,6 +69,10 @@ type Intake struct {
 	now     func() time.Time
 	mention func(string) bool
 	bodies  *delivery.Reader // one budget, shared by WithDocsURL's copies
+	// unknownSecret stands in for the secret of a repository quorum does
+	// not know, so that answering takes as long as for a known one; it is
+	// random, so no signature matches it.
+	unknownSecret string
 }
 
 // New makes the intake. api, as the bot, answers what a comment raises
@@ -82,8 +87,12 @@ func New(cfg Config, db *store.DB, api *gitea.Client, log *slog.Logger, now func
 	if now == nil {
 		now = time.Now
 	}
+	stand := make([]byte, 32)
+	if _, err := rand.Read(stand); err != nil {
+		return nil, fmt.Errorf("gitea intake: %w", err)
+	}
 	return &Intake{cfg: cfg, db: db, api: api, log: log, now: now, mention: delivery.MentionMatcher(cfg.BotName),
-		bodies: delivery.NewReader(cfg.Limits, log.With("platform", "gitea"))}, nil
+		bodies: delivery.NewReader(cfg.Limits, log.With("platform", "gitea")), unknownSecret: hex.EncodeToString(stand)}, nil
 }
 
 // WithDocsURL returns the intake with its problem types linking to
@@ -154,10 +163,6 @@ type hook struct {
 	repositoryID int64
 	secret       string
 }
-
-// unknownSecret stands in for the secret of a repository quorum does not
-// know, so that answering takes as long as for a known one.
-const unknownSecret = "no repository is connected under this id"
 
 // ServeHTTP handles one webhook delivery.
 func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -233,12 +238,12 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (in *Intake) hookOf(ctx context.Context, repository string) (hook, bool, error) {
 	id, err := strconv.ParseInt(repository, 10, 64)
 	if err != nil || id <= 0 {
-		return hook{secret: unknownSecret}, false, nil
+		return hook{secret: in.unknownSecret}, false, nil
 	}
 	h := hook{repositoryID: id}
 	err = in.db.Reader().QueryRow(ctx, `SELECT secret FROM gitea_hooks WHERE repository_id = $1`, id).Scan(&h.secret)
 	if errors.Is(err, store.ErrNotFound) {
-		return hook{secret: unknownSecret}, false, nil
+		return hook{secret: in.unknownSecret}, false, nil
 	}
 	if err != nil {
 		return hook{}, false, fmt.Errorf("read the hook of repository %d: %w", id, err)

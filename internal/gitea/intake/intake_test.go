@@ -377,6 +377,8 @@ func TestSignature(t *testing.T) {
 			{"unknown repository", giteaDelivery{repository: "303", body: body}, secretA},
 			{"no repository", giteaDelivery{repository: "", body: body}, secretA},
 			{"A's secret, B named", giteaDelivery{repository: strconv.Itoa(repoB), body: body}, secretA},
+			// Checked before parsing: not JSON, but refused for its signature.
+			{"wrong secret, not JSON", giteaDelivery{repository: a, body: []byte("{")}, "not the secret"},
 		}
 		var first string
 		for _, c := range cases {
@@ -505,6 +507,14 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("push: %d %q, want 202 ignored", res.StatusCode, got)
 	}
 	nothingStored(t, f.db, "an ignored push")
+	issue := mustJSON(map[string]any{"action": "created", "is_pull": false, "issue": map[string]any{"number": 5},
+		"comment":    map[string]any{"id": 1, "body": "@quorum-bot review", "user": map[string]any{"login": "alice"}},
+		"repository": repositoryJSON(repoA, "alice", "widgets")})
+	res, got = f.send(t, giteaDelivery{repository: a, event: "issue_comment", body: issue}, secretA)
+	if res.StatusCode != http.StatusAccepted || got != "ignored" {
+		t.Errorf("a comment on an issue, not a pull request: %d %q, want 202 ignored", res.StatusCode, got)
+	}
+	nothingStored(t, f.db, "a comment on an issue")
 	last, err := gitea.LastDelivery(context.Background(), f.db, repoA)
 	if err != nil || last.IsZero() {
 		t.Errorf("after a signed push, the last delivery of A is %v (%v), want set", last, err)
