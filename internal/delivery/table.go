@@ -120,3 +120,21 @@ func (t Table) Prune(ctx context.Context, db *store.DB, now time.Time) (int64, e
 
 // PruneQuery is Prune's statement, for tests of its plan.
 func (t Table) PruneQuery() string { return t.prune }
+
+// PruneWorker works A, a platform's daily prune job, by calling Prune.
+type PruneWorker[A river.JobArgs] struct {
+	river.WorkerDefaults[A]
+	Prune func(ctx context.Context) (int64, error)
+}
+
+// Work prunes.
+func (w *PruneWorker[A]) Work(ctx context.Context, _ *river.Job[A]) error {
+	_, err := w.Prune(ctx)
+	return err
+}
+
+// Daily schedules args every day, on the elected leader.
+func Daily(args river.JobArgs) *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return args, nil }, nil)
+}

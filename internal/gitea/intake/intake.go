@@ -106,7 +106,7 @@ func (in *Intake) WithDocsURL(docsURL string) *Intake {
 // Register adds the intake's job workers to rw.
 func (in *Intake) Register(rw *river.Workers) {
 	river.AddWorker(rw, &worker{in: in})
-	river.AddWorker(rw, &pruneWorker{in: in})
+	river.AddWorker(rw, &delivery.PruneWorker[PruneArgs]{Prune: in.Prune})
 }
 
 // header returns Gitea's header name, or Forgejo's twin when Gitea's is

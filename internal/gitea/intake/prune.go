@@ -2,9 +2,10 @@ package intake
 
 import (
 	"context"
-	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/quorum-review/quorum/internal/delivery"
 )
 
 // Prune forgets the deliveries handled, or received and never handled,
@@ -19,18 +20,5 @@ type PruneArgs struct{}
 // Kind names the job.
 func (PruneArgs) Kind() string { return "gitea.prune" }
 
-type pruneWorker struct {
-	river.WorkerDefaults[PruneArgs]
-	in *Intake
-}
-
-func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
-	_, err := w.in.Prune(ctx)
-	return err
-}
-
 // PruneEvery schedules Prune daily, on the elected leader.
-func PruneEvery() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil }, nil)
-}
+func PruneEvery() *river.PeriodicJob { return delivery.Daily(PruneArgs{}) }

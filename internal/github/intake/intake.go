@@ -120,7 +120,7 @@ func (in *Intake) WithDocsURL(docsURL string) *Intake {
 // Register adds the intake's job worker to rw.
 func (in *Intake) Register(rw *river.Workers) {
 	river.AddWorker(rw, &worker{in: in})
-	river.AddWorker(rw, &pruneWorker{in: in})
+	river.AddWorker(rw, &delivery.PruneWorker[PruneArgs]{Prune: in.Prune})
 }
 
 // handled lists the events and actions the intake acts on; every other

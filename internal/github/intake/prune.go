@@ -3,7 +3,6 @@ package intake
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 
@@ -30,18 +29,5 @@ type PruneArgs struct{}
 // Kind names the job.
 func (PruneArgs) Kind() string { return "github.prune" }
 
-type pruneWorker struct {
-	river.WorkerDefaults[PruneArgs]
-	in *Intake
-}
-
-func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
-	_, err := w.in.Prune(ctx)
-	return err
-}
-
 // PruneEvery schedules Prune daily, on the elected leader.
-func PruneEvery() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil }, nil)
-}
+func PruneEvery() *river.PeriodicJob { return delivery.Daily(PruneArgs{}) }
