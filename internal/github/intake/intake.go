@@ -17,51 +17,35 @@
 package intake
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v88/github"
 	"github.com/riverqueue/river"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/quorum-review/quorum/internal/api"
+	"github.com/quorum-review/quorum/internal/delivery"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
-// MaxBody is the largest webhook body accepted: GitHub caps payloads at
-// 25 MB.
-const MaxBody = 25 << 20
+// MaxBody, BodyBudget, MinBodyRate, BodyGrace and BodyTimeout are the
+// limits on webhook bodies (internal/delivery says why).
+const (
+	MaxBody     = delivery.MaxBody
+	BodyBudget  = delivery.BodyBudget
+	MinBodyRate = delivery.MinBodyRate
+	BodyGrace   = delivery.BodyGrace
+	BodyTimeout = delivery.BodyTimeout
+)
 
-// BodyBudget bounds the bytes of webhook bodies held at once, counted as
-// they arrive: bodies are read before their signature can be checked, so
-// without a bound unauthenticated requests could fill the memory.
-const BodyBudget = 64 << 20
-
-// MinBodyRate is the slowest a body may come, in bytes a second, on
-// average from the end of its headers, once BodyGrace has passed: GitHub
-// sends a delivery at once, and a sender slower than this would only
-// hold a connection (and, with the server's read timeout, a share of the
-// budget) to starve the others.
-const MinBodyRate = 32 << 10
-
-// BodyGrace is how long a body may take before MinBodyRate applies.
-const BodyGrace = 5 * time.Second
-
-// BodyTimeout is the longest a body may take at any rate (serve's read
-// timeout).
-const BodyTimeout = 30 * time.Second
+// deliveries are GitHub's deliveries, by their installation.
+var deliveries = delivery.NewTable("github_deliveries", "installation_id")
 
 // Path is where GitHub sends the App's webhooks.
 const Path = "/github/webhook"
@@ -103,7 +87,7 @@ type Intake struct {
 	log     *slog.Logger
 	now     func() time.Time
 	mention func(string) bool
-	bodies  *semaphore.Weighted // BodyBudget, shared by WithDocsURL's copies
+	bodies  *delivery.Reader // one BodyBudget, shared by WithDocsURL's copies
 }
 
 // New makes the intake. gh answers the questions a comment raises (may the
@@ -121,11 +105,8 @@ func New(cfg Config, db *store.DB, gh GitHub, log *slog.Logger, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	cfg.BodyBudget = cmp.Or(cfg.BodyBudget, BodyBudget)
-	cfg.MinBodyRate = cmp.Or(cfg.MinBodyRate, MinBodyRate)
-	cfg.BodyGrace = cmp.Or(cfg.BodyGrace, BodyGrace)
-	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: mentionMatcher(cfg.BotName),
-		bodies: semaphore.NewWeighted(cfg.BodyBudget)}, nil
+	bodies := delivery.NewReader(delivery.Limits{BodyBudget: cfg.BodyBudget, MinBodyRate: cfg.MinBodyRate, BodyGrace: cfg.BodyGrace}, log.With("platform", "github"))
+	return &Intake{cfg: cfg, db: db, gh: gh, log: log, now: now, mention: delivery.MentionMatcher(cfg.BotName), bodies: bodies}, nil
 }
 
 // WithDocsURL returns the intake with its problem types linking to
@@ -139,7 +120,7 @@ func (in *Intake) WithDocsURL(docsURL string) *Intake {
 // Register adds the intake's job worker to rw.
 func (in *Intake) Register(rw *river.Workers) {
 	river.AddWorker(rw, &worker{in: in})
-	river.AddWorker(rw, &pruneWorker{in: in})
+	river.AddWorker(rw, &delivery.PruneWorker[PruneArgs]{Prune: in.Prune})
 }
 
 // handled lists the events and actions the intake acts on; every other
@@ -205,37 +186,9 @@ func (e envelope) missing(name string) string {
 
 // ServeHTTP handles one webhook delivery.
 func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		in.problem(w, r, http.StatusMethodNotAllowed, "", fmt.Sprintf("%s is not allowed on %s; allowed: POST.", r.Method, Path))
-		return
-	}
-	if r.ContentLength > MaxBody {
-		in.problem(w, r, http.StatusRequestEntityTooLarge, "", "Webhook bodies are limited to 25 MiB.")
-		return
-	}
-	body, held, refused := in.readBody(w, r)
-	defer in.bodies.Release(held)
-	switch status := refused; status {
-	case 0:
-	case http.StatusServiceUnavailable:
-		in.log.Warn("github webhook refused: too many bodies being read", "delivery", r.Header.Get(github.DeliveryIDHeader))
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Connection", "close")
-		in.problem(w, r, status, "", "Too many webhook bodies are being read at once; retry in a second.")
-		return
-	case http.StatusRequestEntityTooLarge:
-		in.problem(w, r, status, "", "Webhook bodies are limited to 25 MiB.")
-		return
-	case http.StatusRequestTimeout:
-		in.log.Warn("github webhook: body too slow", "delivery", r.Header.Get(github.DeliveryIDHeader), "remote", r.RemoteAddr)
-		w.Header().Set("Connection", "close")
-		// A 400 (the problem types have no 408): the request was not
-		// completed as required.
-		in.problem(w, r, http.StatusBadRequest, "", fmt.Sprintf("The body came slower than %d bytes a second; the connection is closed.", in.cfg.MinBodyRate))
-		return
-	default:
-		in.problem(w, r, http.StatusBadRequest, "", "The body could not be read.")
+	body, release, ok := in.bodies.Read(w, r, Path, in.cfg.DocsURL, r.Header.Get(github.DeliveryIDHeader))
+	defer release()
+	if !ok {
 		return
 	}
 	sig := r.Header.Get(github.SHA256SignatureHeader)
@@ -246,120 +199,45 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	name, delivery := r.Header.Get(github.EventTypeHeader), r.Header.Get(github.DeliveryIDHeader)
-	if name == "" || delivery == "" || len(delivery) > 100 {
+	name, deliveryID := r.Header.Get(github.EventTypeHeader), r.Header.Get(github.DeliveryIDHeader)
+	if name == "" || deliveryID == "" || len(deliveryID) > 100 {
 		in.problem(w, r, http.StatusBadRequest, "", "X-GitHub-Event and X-GitHub-Delivery are required.")
 		return
 	}
 	if name == "ping" {
-		writeStatus(w, http.StatusOK, "pong")
-		return
-	}
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
-		in.problem(w, r, http.StatusUnsupportedMediaType, "", "Set the App's webhook content type to application/json.")
-		return
-	}
-	if !utf8.Valid(body) {
-		// JSON is UTF-8 (RFC 8259), as GitHub sends it; what is not would
-		// be stored as text, which PostgreSQL refuses.
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not valid UTF-8.")
+		delivery.WriteStatus(w, http.StatusOK, "pong")
 		return
 	}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		in.problem(w, r, http.StatusBadRequest, "", "The body is not a JSON object.")
+	if !delivery.Decode(w, r, in.cfg.DocsURL, body, &env) {
 		return
 	}
 	if !env.handled(name) {
-		in.log.Debug("github webhook ignored", "delivery", delivery, "event", name, "action", env.Action)
-		writeStatus(w, http.StatusAccepted, "ignored")
+		in.log.Debug("github webhook ignored", "delivery", deliveryID, "event", name, "action", env.Action)
+		delivery.WriteStatus(w, http.StatusAccepted, "ignored")
 		return
 	}
 	if m := env.missing(name); m != "" {
-		in.log.Debug("github webhook ignored: incomplete", "delivery", delivery, "event", name, "action", env.Action, "missing", m)
-		writeStatus(w, http.StatusAccepted, "ignored")
+		in.log.Debug("github webhook ignored: incomplete", "delivery", deliveryID, "event", name, "action", env.Action, "missing", m)
+		delivery.WriteStatus(w, http.StatusAccepted, "ignored")
 		return
 	}
 
 	status := "queued"
-	err := in.db.InTx(r.Context(), func(tx store.Tx) error {
-		n, err := tx.Exec(r.Context(), `INSERT INTO github_deliveries (delivery_id, event, action, installation_id, payload, received_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id) DO NOTHING`,
-			delivery, name, env.Action, env.Installation.ID, string(body), store.Micros(in.now()))
-		if err != nil {
-			return fmt.Errorf("store delivery: %w", err)
-		}
-		if n == 0 {
-			status = "duplicate"
-			return nil
-		}
-		return tx.InsertJob(r.Context(), DeliveryArgs{DeliveryID: delivery}, nil)
-	})
+	duplicate, err := deliveries.Store(r.Context(), in.db, delivery.Delivery{ID: deliveryID, Event: name, Action: env.Action, Scope: env.Installation.ID, Payload: body},
+		DeliveryArgs{DeliveryID: deliveryID}, in.now())
+	if duplicate {
+		status = "duplicate"
+	}
 	if err != nil {
-		in.log.Error("github webhook not stored", "delivery", delivery, "event", name, "error", err.Error())
+		in.log.Error("github webhook not stored", "delivery", deliveryID, "event", name, "error", err.Error())
 		in.problem(w, r, http.StatusInternalServerError, "", "The delivery could not be stored; GitHub may redeliver it.")
 		return
 	}
-	in.log.Debug("github webhook", "delivery", delivery, "event", name, "action", env.Action, "status", status)
-	writeStatus(w, http.StatusAccepted, status)
-}
-
-// readBody reads the request's body, taking its share of the budget as
-// the bytes arrive, and setting the connection's read deadline so that,
-// after the grace, the body must keep to the minimum rate. It returns the
-// body, the share held (for the caller to release), and 0 or the status
-// that refuses the request.
-func (in *Intake) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, status int) {
-	rc := http.NewResponseController(w)
-	start := time.Now()
-	// The deadline by which the next byte must come when n have: the
-	// grace plus the time n bytes take at the minimum rate.
-	// It never goes past BodyTimeout, as the server's read timeout would
-	// not have (setting a deadline replaces the server's).
-	deadline := func(n int64) time.Time {
-		return start.Add(min(BodyTimeout, in.cfg.BodyGrace+time.Duration(n*int64(time.Second)/in.cfg.MinBodyRate)))
-	}
-	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	var buf bytes.Buffer
-	chunk := make([]byte, 32<<10)
-	for {
-		// Not every ResponseWriter can (a test's recorder); the server's
-		// read timeout still bounds those.
-		_ = rc.SetReadDeadline(deadline(int64(buf.Len())))
-		n, err := r.Body.Read(chunk)
-		if n > 0 {
-			if int64(buf.Len()+n) > MaxBody {
-				return nil, held, http.StatusRequestEntityTooLarge
-			}
-			if !in.bodies.TryAcquire(int64(n)) {
-				return nil, held, http.StatusServiceUnavailable
-			}
-			held += int64(n)
-			buf.Write(chunk[:n])
-		}
-		switch {
-		case errors.Is(err, io.EOF):
-			return buf.Bytes(), held, 0
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			return nil, held, http.StatusRequestTimeout
-		case err != nil:
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				return nil, held, http.StatusRequestEntityTooLarge
-			}
-			in.log.Debug("github webhook: body not read", "error", err.Error())
-			return nil, held, http.StatusBadRequest
-		}
-	}
+	in.log.Debug("github webhook", "delivery", deliveryID, "event", name, "action", env.Action, "status", status)
+	delivery.WriteStatus(w, http.StatusAccepted, status)
 }
 
 func (in *Intake) problem(w http.ResponseWriter, r *http.Request, status int, title, detail string) {
 	api.WriteProblem(w, r, in.cfg.DocsURL, status, title, detail)
-}
-
-// writeStatus answers GitHub with a small JSON body it shows in the App's
-// delivery log.
-func writeStatus(w http.ResponseWriter, code int, status string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	fmt.Fprintf(w, "{\"status\":%q}\n", status)
 }

@@ -202,31 +202,7 @@ func count(t *testing.T, db *store.DB, query string, args ...any) int {
 // the rerun key when there is one.
 func reviewJobs(t *testing.T, db *store.DB) []map[string]any {
 	t.Helper()
-	query := `SELECT args::text FROM river_job WHERE kind = 'review.run' ORDER BY id`
-	if db.Dialect() == store.SQLite {
-		query = `SELECT json(args) FROM river_job WHERE kind = 'review.run' ORDER BY id` // River stores JSONB there
-	}
-	rows, err := db.Reader().Query(context.Background(), query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []map[string]any
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return storetest.JobArgs(t, db, (pipeline.ReviewArgs{}).Kind())
 }
 
 func newestHead(t *testing.T, db *store.DB, owner, repo string, pr int) string {

@@ -3,30 +3,22 @@ package intake
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/delivery"
 )
 
 // Retention is how long a handled delivery's id is kept to recognise a
-// redelivery. GitHub redelivers deliveries of the past 3 days at most.
-// A delivery never handled within it was given up (its job's attempts
-// last about a day), and goes with its payload.
-const Retention = 7 * 24 * time.Hour
-
-// pruneQuery forgets the deliveries received before $1 and handled before
-// it too, or never. A delivery is handled after it was received, so
-// received_at bounds both and its index finds them.
-const pruneQuery = `DELETE FROM github_deliveries WHERE received_at < $1 AND (handled_at IS NULL OR handled_at < $1)`
+// redelivery (delivery.Retention).
+const Retention = delivery.Retention
 
 // Prune forgets the deliveries handled, or received and never handled,
 // longer than Retention ago, and reports how many.
 func (in *Intake) Prune(ctx context.Context) (int64, error) {
-	n, err := in.db.Writer().Exec(ctx, pruneQuery, store.Micros(in.now().Add(-Retention)))
+	n, err := deliveries.Prune(ctx, in.db, in.now())
 	if err != nil {
-		return 0, fmt.Errorf("prune github deliveries: %w", err)
+		return 0, fmt.Errorf("github: %w", err)
 	}
 	return n, nil
 }
@@ -37,18 +29,5 @@ type PruneArgs struct{}
 // Kind names the job.
 func (PruneArgs) Kind() string { return "github.prune" }
 
-type pruneWorker struct {
-	river.WorkerDefaults[PruneArgs]
-	in *Intake
-}
-
-func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
-	_, err := w.in.Prune(ctx)
-	return err
-}
-
 // PruneEvery schedules Prune daily, on the elected leader.
-func PruneEvery() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil }, nil)
-}
+func PruneEvery() *river.PeriodicJob { return delivery.Daily(PruneArgs{}) }

@@ -2,10 +2,8 @@ package intake
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/delivery"
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
@@ -47,45 +46,13 @@ type worker struct {
 }
 
 // Work handles the delivery and drops its payload, in one transaction with
-// what it changes, which claims the delivery: of two runs at once, only
-// the first changes anything.
+// what it changes (delivery.Table.Handle).
 func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
-	in := wk.in
-	var name string
-	var payload sql.NullString
-	err := in.db.Writer().QueryRow(ctx, `SELECT event, payload FROM github_deliveries WHERE delivery_id = $1`,
-		job.Args.DeliveryID).Scan(&name, &payload)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !payload.Valid) {
-		return nil // handled already
-	}
-	if err != nil {
-		return fmt.Errorf("load delivery %s: %w", job.Args.DeliveryID, err)
-	}
-	act, err := in.plan(ctx, name, []byte(payload.String))
-	if err != nil {
-		return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
-	}
-	now := in.now()
-	err = in.db.InTx(ctx, func(tx store.Tx) error {
-		// Claim the delivery first: another run of its job (one rescued
-		// while this one still works) waits here, then finds it handled.
-		n, err := tx.Exec(ctx, `UPDATE github_deliveries SET payload = NULL, handled_at = $1 WHERE delivery_id = $2 AND handled_at IS NULL`,
-			store.Micros(now), job.Args.DeliveryID)
-		if err != nil {
-			return fmt.Errorf("claim delivery %s: %w", job.Args.DeliveryID, err)
-		}
-		if n == 0 || act == nil {
-			return nil
-		}
-		if err := act(ctx, tx, now); err != nil {
-			return fmt.Errorf("delivery %s (%s): %w", job.Args.DeliveryID, name, err)
-		}
-		return nil
-	})
+	name, err := deliveries.Handle(ctx, wk.in.db, job.Args.DeliveryID, wk.in.now, wk.in.plan)
 	if errors.Is(err, account.ErrLoginTaken) || errors.Is(err, account.ErrInvalidLogin) {
 		// Retrying changes nothing: an operator must say whose the login
 		// is, and a login GitHub does not allow stays so.
-		in.log.Error("github delivery not handled", "delivery", job.Args.DeliveryID, "event", name, "error", err.Error())
+		wk.in.log.Error("github delivery not handled", "delivery", job.Args.DeliveryID, "event", name, "error", err.Error())
 		return river.JobCancel(err)
 	}
 	return err
@@ -93,12 +60,12 @@ func (wk *worker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error 
 
 // action is what a delivery changes, run in the transaction that marks it
 // handled.
-type action func(ctx context.Context, tx store.Tx, now time.Time) error
+type action = delivery.Action
 
 // plan decodes a delivery and asks GitHub what it must know (outside any
 // transaction), and returns what to change, or nil for nothing.
-func (in *Intake) plan(ctx context.Context, name string, payload []byte) (action, error) {
-	ev, err := github.ParseWebHook(name, payload)
+func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (action, error) {
+	ev, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("decode payload: %w", err)
 	}
@@ -394,12 +361,4 @@ func repoRefs(rs []account.Repository) []account.RepoRef {
 		out[i] = account.RepoRef{Owner: r.Owner, Name: r.Name}
 	}
 	return out
-}
-
-// mentionMatcher reports whether a comment asks the bot for a review:
-// "@quorum review" (or "@quorum[bot] review"), any case, anywhere in the
-// comment but not inside a longer word or name.
-func mentionMatcher(bot string) func(string) bool {
-	re := regexp.MustCompile(`(?i)(?:^|[^\w@/-])@` + regexp.QuoteMeta(bot) + `(?:\[bot\])?[ \t]+review\b`)
-	return re.MatchString
 }

@@ -1,18 +1,27 @@
-package intake
+package delivery_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/quorum-review/quorum/internal/delivery"
 	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
 // Prune finds what it deletes through an index, not by reading every
-// delivery.
+// delivery, in each platform's table.
 func TestPruneUsesAnIndex(t *testing.T) {
 	t.Parallel()
+	for _, table := range []struct{ name, scope string }{{"github_deliveries", "installation_id"}, {"gitea_deliveries", "repository_id"}} {
+		t.Run(table.name, func(t *testing.T) { pruneUsesAnIndex(t, table.name, table.scope) })
+	}
+}
+
+func pruneUsesAnIndex(t *testing.T, name, scope string) {
+	t.Parallel()
+	deliveries := delivery.NewTable(name, scope)
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		ctx := context.Background()
@@ -27,7 +36,7 @@ func TestPruneUsesAnIndex(t *testing.T) {
 				}
 				explain = "EXPLAIN "
 			}
-			rows, err := tx.Query(ctx, explain+pruneQuery, int64(1))
+			rows, err := tx.Query(ctx, explain+deliveries.PruneQuery(), int64(1))
 			if err != nil {
 				return err
 			}
@@ -49,7 +58,7 @@ func TestPruneUsesAnIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(strings.Join(plan, "\n"), "github_deliveries_received") {
+		if !strings.Contains(strings.Join(plan, "\n"), name+"_received") {
 			t.Errorf("Prune's plan uses no index:\n%s", strings.Join(plan, "\n"))
 		}
 	})
