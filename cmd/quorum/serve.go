@@ -99,6 +99,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	rateWindow := c.Duration("rate-limit-window", "QUORUM_RATE_LIMIT_WINDOW", time.Hour, "length of the API rate-limit window")
 	trustProxy := c.Bool("trust-proxy", "QUORUM_TRUST_PROXY", false, "take the client address from X-Forwarded-For (only behind a proxy that sets it)")
 	ghFlags := addGitHubFlags(c)
+	gtFlags := addGiteaFlags(c)
 	workers := c.Int("workers", "QUORUM_WORKERS", 50, "jobs (webhook deliveries, maintenance) worked at once by this process; reviews have --review-workers")
 	webhookConcurrency := c.Int("webhook-concurrency", "QUORUM_WEBHOOK_CONCURRENCY", 0, "delivery attempts in flight to one endpoint in this process (default three quarters of --workers, so a slow endpoint leaves the rest to the others)")
 	logLevel := c.String("log-level", "QUORUM_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs are JSON on stderr)")
@@ -179,7 +180,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	hosts := platforms{gh}
+	gt, err := gtFlags.build(ctx, getenv, db, d, log, now, m)
+	if err != nil {
+		return err
+	}
+	hosts := platforms{gh, gt}
 
 	// Jobs: every process can insert; workers run where the role says.
 	work := *role != roleAPI

@@ -19,9 +19,12 @@ import (
 
 // HookEvents are the webhook events a connected repository sends quorum:
 // pull requests opened, reopened, closed and edited, pushes to them, and
-// their comments (which can ask for a review). Gitea's names, as its API's
-// CreateHookOption takes them.
-var HookEvents = []string{"pull_request_only", "pull_request_sync", "pull_request_comment"}
+// their comments (which can ask for a review); and pushes, only because
+// Gitea's test delivery is a push, which it does not send to a hook
+// without them (services/webhook.PrepareWebhook): quorum answers them 202
+// and stores nothing. Gitea's names, as its API's CreateHookOption takes
+// them.
+var HookEvents = []string{"pull_request_only", "pull_request_sync", "pull_request_comment", "push"}
 
 // Repository is what connecting reads of a repository from Gitea.
 type Repository struct {

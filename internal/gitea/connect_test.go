@@ -110,7 +110,7 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 	if h.ID != conn.HookID || h.Type != "gitea" || !h.Active || h.Config["url"] != want || h.Config["content_type"] != "json" {
 		t.Errorf("hook %+v; want id %d, gitea, active, json, url %s", h, conn.HookID, want)
 	}
-	for _, e := range []string{"pull_request", "pull_request_sync", "pull_request_comment"} {
+	for _, e := range []string{"pull_request", "pull_request_sync", "pull_request_comment", "push"} {
 		if !slices.Contains(h.Events, e) {
 			t.Errorf("hook events %v lack %s", h.Events, e)
 		}
