@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/gitea"
+	giteaintake "github.com/quorum-review/quorum/internal/gitea/intake"
 	"github.com/quorum-review/quorum/internal/github"
 	"github.com/quorum-review/quorum/internal/github/intake"
 	"github.com/quorum-review/quorum/internal/lang"
@@ -18,6 +20,7 @@ import (
 var jobKinds = []string{
 	pipeline.ReviewArgs{}.Kind(), fanout.DeliverArgs{}.Kind(), store.OptimizeArgs{}.Kind(),
 	github.PostArgs{}.Kind(), intake.PruneArgs{}.Kind(), intake.DeliveryArgs{}.Kind(),
+	gitea.PostArgs{}.Kind(), giteaintake.PruneArgs{}.Kind(), giteaintake.DeliveryArgs{}.Kind(),
 }
 
 // jobCounts counts the job queue's jobs by kind and state, for the
