@@ -69,7 +69,7 @@ func giteaClient(url string, getenv func(string) string, hc *http.Client) (*gite
 	}
 	token := strings.TrimSpace(getenv(envGiteaToken))
 	if token == "" {
-		return nil, usageError{errors.New(envGiteaToken + " is not set: put the bot account's access token there (Gitea: Settings → Applications → Generate Token, with the write:repository and write:issue scopes)")}
+		return nil, usageError{errors.New(envGiteaToken + " is not set: put the bot account's access token there (Gitea: Settings → Applications → Generate Token, with the write:repository, write:issue, read:user and read:organization scopes; see docs/gitea.md)")}
 	}
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}

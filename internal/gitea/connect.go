@@ -294,7 +294,7 @@ func getRepository(ctx context.Context, api *Client, owner, name string) (Reposi
 	case http.StatusNotFound:
 		return repo, fmt.Errorf("gitea: no repository %s/%s on %s (or it is private and the bot account cannot see it)", owner, name, api.BaseURL())
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return repo, fmt.Errorf("gitea: %s/%s: %w: check QUORUM_GITEA_TOKEN (a token of the bot account with the write:repository and write:issue scopes)", owner, name, err)
+		return repo, fmt.Errorf("gitea: %s/%s: %w: check QUORUM_GITEA_TOKEN (a token of the bot account with the write:repository, write:issue, read:user and read:organization scopes)", owner, name, err)
 	default:
 		return repo, err
 	}
