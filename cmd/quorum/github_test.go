@@ -13,7 +13,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,7 +116,6 @@ func TestServeGitHubAppFlags(t *testing.T) {
 func TestServeGitHubCacheDir(t *testing.T) {
 	t.Parallel()
 	keyFile, _ := appKey(t)
-	d := storetest.SQLite(t)
 	userCache, err := os.UserCacheDir()
 	if err != nil {
 		t.Fatalf("the default on PostgreSQL needs a user cache directory: %v", err)
@@ -141,11 +139,11 @@ func TestServeGitHubCacheDir(t *testing.T) {
 		if err := c.parse(args, tc.getenv, io.Discard); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		gh, err := f.build(tc.getenv, db, d, slog.New(slog.DiscardHandler), time.Now, nil)
+		cfg, _, err := f.config(tc.getenv, db, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := gh.app.Config().CacheDir; got != tc.want {
+		if got := cfg.CacheDir; got != tc.want {
 			t.Errorf("%s: cache directory %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/quorum-review/quorum/internal/github"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
@@ -550,19 +551,20 @@ func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head s
 // limit lengthen it.
 func TestSafeRescueAfter(t *testing.T) {
 	t.Parallel()
+	withApp := &platform{jobLimits: []time.Duration{github.PostTimeout}}
 	for _, tc := range []struct {
 		name                   string
 		specialist, webhookLim time.Duration
-		gh                     *gitHub
+		gh                     *platform
 		want                   time.Duration
 	}{
 		// Reviews: 2×2m + 1m; posts: 5m; deliveries: 10s + 30s.
 		{"defaults", pipeline.DefaultTimeout, webhook.DefaultTimeout, nil, 6 * time.Minute},
-		{"defaults with the App", pipeline.DefaultTimeout, webhook.DefaultTimeout, &gitHub{}, 6 * time.Minute},
-		{"long specialists", 10 * time.Minute, webhook.DefaultTimeout, &gitHub{}, 22 * time.Minute},
+		{"defaults with the App", pipeline.DefaultTimeout, webhook.DefaultTimeout, withApp, 6 * time.Minute},
+		{"long specialists", 10 * time.Minute, webhook.DefaultTimeout, withApp, 22 * time.Minute},
 		{"long webhook attempts", time.Second, 20 * time.Minute, nil, 20*time.Minute + 30*time.Second + time.Minute},
 		// Short reviews: the App's 5-minute posts are the longest.
-		{"short reviews with the App", time.Second, time.Second, &gitHub{}, 6 * time.Minute},
+		{"short reviews with the App", time.Second, time.Second, withApp, 6 * time.Minute},
 		{"short reviews", time.Second, time.Second, nil, 2*time.Minute + 2*time.Second},
 		{"everything short", time.Millisecond, time.Millisecond, nil, 2*time.Minute + 2*time.Millisecond},
 	} {

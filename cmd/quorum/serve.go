@@ -395,7 +395,7 @@ const rescueMargin = time.Minute
 // their workers compute them from the flags: reviews, webhook attempts,
 // the GitHub App's posts, and River's default for kinds without their own
 // (GitHub intake, maintenance).
-func jobLimits(specialistTimeout, webhookTimeout time.Duration, hosts ...platform) []time.Duration {
+func jobLimits(specialistTimeout, webhookTimeout time.Duration, hosts ...*platform) []time.Duration {
 	limits := []time.Duration{
 		river.JobTimeoutDefault,
 		(&pipeline.Worker{SpecialistTimeout: specialistTimeout}).Timeout(nil),

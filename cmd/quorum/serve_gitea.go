@@ -15,7 +15,6 @@ import (
 	"github.com/quorum-review/quorum/internal/gitea"
 	"github.com/quorum-review/quorum/internal/gitea/intake"
 	"github.com/quorum-review/quorum/internal/metrics"
-	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
@@ -39,24 +38,12 @@ func addGiteaFlags(c *command) *giteaFlags {
 	}
 }
 
-// giteaHost is Gitea as serve runs it; nil when not configured, and then
-// its methods leave serve as it is without Gitea.
-type giteaHost struct {
-	api       *gitea.Client
-	source    *gitea.Source
-	publisher *gitea.Publisher
-	intake    *intake.Intake
-	metrics   *metrics.Metrics
-}
-
-var _ platform = (*giteaHost)(nil)
-
 // selfTimeout bounds asking Gitea for the bot's login at start.
 const selfTimeout = 10 * time.Second
 
 // build makes the Gitea platform from the flags and QUORUM_GITEA_TOKEN, or
 // returns nil when neither asks for it.
-func (f *giteaFlags) build(ctx context.Context, getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*giteaHost, error) {
+func (f *giteaFlags) build(ctx context.Context, getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*platform, error) {
 	if *f.url == "" && getenv(envGiteaToken) == "" {
 		return nil, nil
 	}
@@ -99,59 +86,19 @@ func (f *giteaFlags) build(ctx context.Context, getenv func(string) string, db d
 	if err != nil {
 		return nil, err
 	}
-	return &giteaHost{api: api, source: src, publisher: pub, intake: in, metrics: m}, nil
-}
-
-func (g *giteaHost) jobLimits() []time.Duration {
-	if g == nil {
-		return nil
-	}
-	return []time.Duration{gitea.PostTimeout}
-}
-
-func (g *giteaHost) register(rw *river.Workers) {
-	if g == nil {
-		return
-	}
-	g.publisher.Register(rw)
-	g.intake.Register(rw)
-}
-
-func (g *giteaHost) addSources(sources map[string]func(string) change.Source) {
-	if g != nil {
-		sources[intake.Source] = func(string) change.Source { return g.source }
-	}
-}
-
-func (g *giteaHost) addPublishers(pubs map[string]pipeline.Publisher) {
-	if g != nil {
-		pubs[intake.Source] = g.publisher.Publisher()
-	}
-}
-
-// addQueues adds the intake's queue, one worker per process so a pull
-// request's events are handled in order.
-func (g *giteaHost) addQueues(queues map[string]int) {
-	if g != nil {
-		queues[intake.Queue] = 1
-	}
-}
-
-func (g *giteaHost) periodic(jobs []*river.PeriodicJob) []*river.PeriodicJob {
-	if g != nil {
-		jobs = append(jobs, intake.PruneEvery())
-	}
-	return jobs
-}
-
-func (g *giteaHost) route(mux *http.ServeMux, docsURL string) bool {
-	if g == nil {
-		return false
-	}
-	in := g.intake.WithDocsURL(docsURL)
-	mux.Handle(intake.Path, g.metrics.GiteaIntake(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		metrics.SetRoute(r, intake.Path)
-		in.ServeHTTP(w, r)
-	})))
-	return true
+	return &platform{
+		name:      intake.Source,
+		changes:   func(string) change.Source { return src },
+		publisher: pub.Publisher(),
+		register: func(rw *river.Workers) {
+			pub.Register(rw)
+			in.Register(rw)
+		},
+		queue:     intake.Queue,
+		prune:     intake.PruneEvery(),
+		path:      intake.Path,
+		intake:    func(docsURL string) http.Handler { return in.WithDocsURL(docsURL) },
+		count:     m.GiteaIntake,
+		jobLimits: []time.Duration{gitea.PostTimeout},
+	}, nil
 }

@@ -11,11 +11,9 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/github"
 	"github.com/quorum-review/quorum/internal/github/intake"
 	"github.com/quorum-review/quorum/internal/metrics"
-	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
@@ -52,35 +50,28 @@ func addGitHubFlags(c *command) *githubFlags {
 	}
 }
 
-// gitHub is the GitHub App as serve runs it; nil when not configured, and
-// then its methods leave serve as it is without GitHub.
-type gitHub struct {
-	app     *github.App
-	intake  *intake.Intake
-	metrics *metrics.Metrics
-}
-
-// build makes the App from the flags, or returns nil when none of them
-// asks for it. db says where the data is, for the fetch cache's default.
-func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*gitHub, error) {
+// config reads the App's configuration from the flags, or returns ok
+// false when none of them asks for the App. db says where the data is, for
+// the fetch cache's default.
+func (f *githubFlags) config(getenv func(string) string, db dbConfig, m *metrics.Metrics) (cfg github.Config, ok bool, err error) {
 	pem := []byte(getenv(envGitHubPrivateKey))
 	if *f.keyFile != "" {
 		b, err := os.ReadFile(*f.keyFile)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--github-private-key-file: %w", err)}
+			return cfg, false, usageError{fmt.Errorf("--github-private-key-file: %w", err)}
 		}
 		pem = b
 	}
 	if *f.appID == 0 && len(pem) == 0 && *f.secret == "" {
-		return nil, nil
+		return cfg, false, nil
 	}
 	if *f.appID <= 0 || len(pem) == 0 || *f.secret == "" {
-		return nil, usageError{errors.New("the GitHub App needs --github-app-id, --github-private-key-file (or " + envGitHubPrivateKey + ") and --github-webhook-secret together")}
+		return cfg, false, usageError{errors.New("the GitHub App needs --github-app-id, --github-private-key-file (or " + envGitHubPrivateKey + ") and --github-webhook-secret together")}
 	}
 	if *f.maxComments < 1 {
-		return nil, usageError{errors.New("--github-max-comments must be positive")}
+		return cfg, false, usageError{errors.New("--github-max-comments must be positive")}
 	}
-	cfg := github.Config{
+	cfg = github.Config{
 		AppID:         int64(*f.appID),
 		PrivateKeyPEM: pem,
 		WebhookSecret: *f.secret,
@@ -97,6 +88,16 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = defaultCacheDir(db, "github")
 	}
+	return cfg, true, nil
+}
+
+// build makes the GitHub platform from the flags, or returns nil when none
+// of them asks for the App.
+func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*platform, error) {
+	cfg, ok, err := f.config(getenv, db, m)
+	if !ok || err != nil {
+		return nil, err
+	}
 	app, err := github.New(cfg, d, log.With("component", "github"), now)
 	if err != nil {
 		return nil, err
@@ -110,7 +111,21 @@ func (f *githubFlags) build(getenv func(string) string, db dbConfig, d *store.DB
 	if err != nil {
 		return nil, err
 	}
-	return &gitHub{app: app, intake: in, metrics: m}, nil
+	return &platform{
+		name:      intake.Source,
+		changes:   app.Source,
+		publisher: app.Publisher(),
+		register: func(rw *river.Workers) {
+			app.Register(rw)
+			in.Register(rw)
+		},
+		queue:     intake.Queue,
+		prune:     intake.PruneEvery(),
+		path:      intake.Path,
+		intake:    func(docsURL string) http.Handler { return in.WithDocsURL(docsURL) },
+		count:     m.Intake,
+		jobLimits: []time.Duration{github.PostTimeout},
+	}, nil
 }
 
 // defaultCacheDir is where a platform's fetched repositories are kept when
@@ -130,65 +145,4 @@ func defaultCacheDir(db dbConfig, platform string) string {
 		return ""
 	}
 	return filepath.Join(base, "quorum", platform)
-}
-
-// jobLimits returns the time limits of the App's job kinds that have their
-// own: posting (the intake's take River's default).
-func (g *gitHub) jobLimits() []time.Duration {
-	if g == nil {
-		return nil
-	}
-	return []time.Duration{github.PostTimeout}
-}
-
-// register adds the App's and the intake's workers.
-func (g *gitHub) register(rw *river.Workers) {
-	if g == nil {
-		return
-	}
-	g.app.Register(rw)
-	g.intake.Register(rw)
-}
-
-// addSources adds the GitHub change source.
-func (g *gitHub) addSources(sources map[string]func(string) change.Source) {
-	if g != nil {
-		sources[intake.Source] = g.app.Source
-	}
-}
-
-// addPublishers adds GitHub's publisher.
-func (g *gitHub) addPublishers(pubs map[string]pipeline.Publisher) {
-	if g != nil {
-		pubs[intake.Source] = g.app.Publisher()
-	}
-}
-
-// addQueues adds the intake's queue, one worker per process so a pull
-// request's events are handled in order.
-func (g *gitHub) addQueues(queues map[string]int) {
-	if g != nil {
-		queues[intake.Queue] = 1
-	}
-}
-
-// periodic adds the intake's daily pruning to jobs.
-func (g *gitHub) periodic(jobs []*river.PeriodicJob) []*river.PeriodicJob {
-	if g != nil {
-		jobs = append(jobs, intake.PruneEvery())
-	}
-	return jobs
-}
-
-// route serves the webhook on mux; its problem types link to docsURL.
-func (g *gitHub) route(mux *http.ServeMux, docsURL string) bool {
-	if g == nil {
-		return false
-	}
-	in := g.intake.WithDocsURL(docsURL)
-	mux.Handle(intake.Path, g.metrics.Intake(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		metrics.SetRoute(r, intake.Path)
-		in.ServeHTTP(w, r)
-	})))
-	return true
 }

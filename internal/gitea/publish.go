@@ -148,23 +148,6 @@ func (p *Publisher) Publish(ctx context.Context, tx store.Tx, args pipeline.Revi
 	return tx.InsertJob(ctx, PostArgs(post), nil)
 }
 
-// RateLimitError is a 429 (or a 503 with Retry-After) from Gitea, which
-// has no rate limit by default but can sit behind a proxy that has one:
-// the job asking is snoozed for RetryAfter.
-type RateLimitError struct {
-	Err   error
-	After time.Duration
-}
-
-func (e *RateLimitError) Error() string { return e.Err.Error() }
-
-func (e *RateLimitError) Unwrap() error { return e.Err }
-
-// RetryAfter is how long to wait.
-func (e *RateLimitError) RetryAfter() time.Duration { return e.After }
-
-var _ pipeline.RetryLater = (*RateLimitError)(nil)
-
 // call is Client.Do, with a rate limit's answer turned into a
 // RateLimitError.
 func (p *Publisher) call(ctx context.Context, method, path string, in, out any) error {
@@ -176,7 +159,7 @@ func (p *Publisher) call(ctx context.Context, method, path string, in, out any) 
 func (p *Publisher) callHeader(ctx context.Context, method, path string, in, out any) (http.Header, error) {
 	h, err := p.api.Do(ctx, method, path, in, out)
 	if d, ok := retryAfter(StatusOf(err), h, p.now()); ok {
-		return h, &RateLimitError{Err: err, After: d}
+		return h, &pipeline.RateLimitError{Err: err, After: d}
 	}
 	return h, err
 }
@@ -215,7 +198,7 @@ func (w *postWorker) Timeout(*river.Job[PostArgs]) time.Duration { return PostTi
 func (w *postWorker) Work(ctx context.Context, job *river.Job[PostArgs]) error {
 	r := job.Args.Review
 	err := w.p.work(ctx, job.Args)
-	if limit, ok := errors.AsType[*RateLimitError](err); ok {
+	if limit, ok := errors.AsType[*pipeline.RateLimitError](err); ok {
 		w.p.log.Info("Gitea rate limit; posting later", "owner", r.Owner, "repo", r.Repo, "pr", r.PR, "after", limit.After.String())
 		return river.JobSnooze(limit.After)
 	}

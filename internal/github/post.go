@@ -200,26 +200,10 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
-// RateLimitError is GitHub's rate limit met while reading a change or a
-// head: pipeline.Worker snoozes the review for RetryAfter.
-type RateLimitError struct {
-	Err   error
-	After time.Duration
-}
-
-func (e *RateLimitError) Error() string { return e.Err.Error() }
-
-func (e *RateLimitError) Unwrap() error { return e.Err }
-
-// RetryAfter is how long to wait.
-func (e *RateLimitError) RetryAfter() time.Duration { return e.After }
-
-var _ pipeline.RetryLater = (*RateLimitError)(nil)
-
 // retryLater wraps err in a RateLimitError when it is a rate limit.
 func (a *App) retryLater(err error) error {
 	if d, ok := rateLimited(err, a.now()); ok {
-		return &RateLimitError{Err: err, After: d}
+		return &pipeline.RateLimitError{Err: err, After: d}
 	}
 	return err
 }

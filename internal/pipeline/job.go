@@ -106,6 +106,22 @@ type RetryLater interface {
 	RetryAfter() time.Duration
 }
 
+// RateLimitError is a platform's rate limit met while reading a change, a
+// head or posting: the job asking is snoozed for After.
+type RateLimitError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RateLimitError) Error() string { return e.Err.Error() }
+
+func (e *RateLimitError) Unwrap() error { return e.Err }
+
+// RetryAfter is how long to wait.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.After }
+
+var _ RetryLater = (*RateLimitError)(nil)
+
 // Worker runs review jobs: the rate limit, the change, the repository's
 // configuration from its base, the specialists, and Save.
 type Worker struct {
