@@ -227,17 +227,7 @@ func giteaEndToEnd(t *testing.T, prefix string, dbCfg store.Config, dbArgs ...st
 	}
 	ghTok = strings.TrimSpace(ghTok)
 	customer := newReceiver(t)
-	req, _ := http.NewRequest(http.MethodPost, url+"/v1/webhooks", strings.NewReader(`{"url":"`+customer.URL+`"}`))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("register endpoint: %d", res.StatusCode)
-	}
+	customer.register(t, url, tok)
 
 	// The pull request is opened, and pushed to before quorum hears of
 	// it: its review, of the first head, must post nothing.

@@ -248,6 +248,23 @@ func (rc *receiver) wait(t *testing.T, what string, match func(env map[string]an
 	}
 }
 
+// register registers the receiver as an endpoint of the account whose
+// token tok is, through quorum's API at url.
+func (rc *receiver) register(t *testing.T, url, tok string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/webhooks", strings.NewReader(`{"url":"`+rc.URL+`"}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("register endpoint: %d", res.StatusCode)
+	}
+}
+
 func eventOf(name string, pr int) func(map[string]any) bool {
 	return func(env map[string]any) bool {
 		data, _ := env["data"].(map[string]any)
@@ -354,17 +371,7 @@ func gitHubEndToEnd(t *testing.T, dbCfg store.Config, dbArgs ...string) {
 		t.Fatal(err)
 	}
 	tok = strings.TrimSpace(tok)
-	req, _ := http.NewRequest(http.MethodPost, url+"/v1/webhooks", strings.NewReader(`{"url":"`+customer.URL+`"}`))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("register endpoint: %d", res.StatusCode)
-	}
+	customer.register(t, url, tok)
 
 	// The pull request is opened: reviewed and posted.
 	if status, body := postWebhook(t, url, testWebhookSecret, "pull_request", "e2e-pr-2", pullRequestOpened(t, 2, head, base, inst)); status != http.StatusAccepted {
