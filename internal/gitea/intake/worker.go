@@ -190,6 +190,13 @@ func (in *Intake) pullRequest(e pullRequestPayload, repositoryID int64) delivery
 // rename, or another repository's) is asked of Gitea by the hook's
 // repository id.
 func (in *Intake) named(ctx context.Context, repositoryID int64, r repository) (repository, error) {
+	inst, err := account.FindInstallation(ctx, in.db.Reader(), account.PlatformGitea, repositoryID)
+	if errors.Is(err, account.ErrNotFound) || (err == nil && (inst.Suspended || inst.Deleted)) {
+		return r, nil // the event is ignored (repository)
+	}
+	if err != nil {
+		return r, err
+	}
 	if r.Owner.Login != "" && r.Name != "" {
 		held, err := account.Holds(ctx, in.db.Reader(), account.PlatformGitea, repositoryID, r.Owner.Login, r.Name)
 		if err != nil || held {
@@ -200,7 +207,7 @@ func (in *Intake) named(ctx context.Context, repositoryID int64, r repository) (
 		return r, fmt.Errorf("repository %d is named %s/%s in the payload, which it was not connected as, and there is no Gitea client to ask its name", repositoryID, r.Owner.Login, r.Name)
 	}
 	var got repository
-	_, err := in.api.Do(ctx, http.MethodGet, gitea.Path("repositories", strconv.FormatInt(repositoryID, 10)), nil, &got)
+	_, err = in.api.Do(ctx, http.MethodGet, gitea.Path("repositories", strconv.FormatInt(repositoryID, 10)), nil, &got)
 	if err != nil {
 		return r, fmt.Errorf("name of repository %d: %w", repositoryID, err)
 	}
