@@ -112,8 +112,8 @@ func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (delivery.Actio
 		if e.PullRequest == nil || e.Number <= 0 {
 			return nil, nil
 		}
-		r, err := in.named(ctx, repositoryID, e.Repository)
-		if err != nil {
+		r, connected, err := in.named(ctx, repositoryID, e.Repository)
+		if err != nil || !connected {
 			return nil, err
 		}
 		e.Repository = r
@@ -126,8 +126,8 @@ func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (delivery.Actio
 		if e.Action != "created" || !e.IsPull || e.Issue.Number <= 0 || !in.mention(e.Comment.Body) {
 			return nil, nil
 		}
-		r, err := in.named(ctx, repositoryID, e.Repository)
-		if err != nil {
+		r, connected, err := in.named(ctx, repositoryID, e.Repository)
+		if err != nil || !connected {
 			return nil, err
 		}
 		e.Repository = r
@@ -188,37 +188,39 @@ func (in *Intake) pullRequest(e pullRequestPayload, repositoryID int64) delivery
 // posts on the repository they name with the bot's token. So they are
 // taken only when the installation already holds them; any other name (a
 // rename, or another repository's) is asked of Gitea by the hook's
-// repository id.
-func (in *Intake) named(ctx context.Context, repositoryID int64, r repository) (repository, error) {
+// repository id. A repository not connected (any more) is not asked about:
+// its events are ignored.
+func (in *Intake) named(ctx context.Context, repositoryID int64, r repository) (repository, bool, error) {
 	inst, err := account.FindInstallation(ctx, in.db.Reader(), account.PlatformGitea, repositoryID)
 	if errors.Is(err, account.ErrNotFound) || (err == nil && (inst.Suspended || inst.Deleted)) {
-		return r, nil // the event is ignored (repository)
+		in.log.Info("event of an unconnected or disconnected repository ignored", "repository", repositoryID)
+		return r, false, nil
 	}
 	if err != nil {
-		return r, err
+		return r, false, err
 	}
 	if r.Owner.Login != "" && r.Name != "" {
 		held, err := account.Holds(ctx, in.db.Reader(), account.PlatformGitea, repositoryID, r.Owner.Login, r.Name)
 		if err != nil || held {
-			return r, err
+			return r, held, err
 		}
 	}
 	if in.api == nil {
-		return r, fmt.Errorf("repository %d is named %s/%s in the payload, which it was not connected as, and there is no Gitea client to ask its name", repositoryID, r.Owner.Login, r.Name)
+		return r, false, fmt.Errorf("repository %d is named %s/%s in the payload, which it was not connected as, and there is no Gitea client to ask its name", repositoryID, r.Owner.Login, r.Name)
 	}
 	var got repository
 	_, err = in.api.Do(ctx, http.MethodGet, gitea.Path("repositories", strconv.FormatInt(repositoryID, 10)), nil, &got)
 	if err != nil {
-		return r, fmt.Errorf("name of repository %d: %w", repositoryID, err)
+		return r, false, fmt.Errorf("name of repository %d: %w", repositoryID, err)
 	}
 	if got.ID != repositoryID || got.Owner.Login == "" || got.Name == "" {
-		return r, fmt.Errorf("name of repository %d: Gitea answered with repository %d %q/%q", repositoryID, got.ID, got.Owner.Login, got.Name)
+		return r, false, fmt.Errorf("name of repository %d: Gitea answered with repository %d %q/%q", repositoryID, got.ID, got.Owner.Login, got.Name)
 	}
 	if !strings.EqualFold(got.Owner.Login, r.Owner.Login) || !strings.EqualFold(got.Name, r.Name) {
 		in.log.Warn("gitea delivery names another repository than its hook's; Gitea's name for it is used",
 			"repository", repositoryID, "payload", r.Owner.Login+"/"+r.Name, "gitea", got.Owner.Login+"/"+got.Name)
 	}
-	return got, nil
+	return got, true, nil
 }
 
 // newestHead returns the head last asked to be reviewed for the pull
