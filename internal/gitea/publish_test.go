@@ -607,3 +607,30 @@ func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
 		t.Fatalf("comments on lines %v of %s, want 10, 11, 12, 30 of %s", lines, rs[0].CommitID, p.head)
 	}
 }
+
+// A pull request's author names its files, and a finding's file name goes
+// into the review's body: a name that opens an HTML comment must not hide
+// the findings listed after it (nor pass for a marker).
+func TestPublishFileNameCannotHideTheBody(t *testing.T) {
+	p := setupPublishing(t, "pub-hide", PublisherConfig{})
+	full := p.save(t, review.VerdictRequestChanges,
+		finding("odd`<!--name.go", 3, 3, "fp-odd"),
+		finding("other.go", 3, 3, "fp-after"),
+	)
+	p.post(t, full)
+	rs := p.botReviews(t)
+	if len(rs) != 1 {
+		t.Fatalf("%d reviews by the bot, want 1", len(rs))
+	}
+	body := rs[0].Body
+	for rest := body; ; {
+		i := strings.Index(rest, "<!--")
+		if i < 0 {
+			break
+		}
+		if !strings.HasPrefix(rest[i:], "<!-- quorum:") {
+			t.Fatalf("the body opens an HTML comment that is not quorum's marker, hiding what follows:\n%s", body)
+		}
+		rest = rest[i+4:]
+	}
+}

@@ -8,6 +8,7 @@ package posting
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -248,13 +249,16 @@ func (p *Plan) list(b *strings.Builder, fs []review.Finding, head string) {
 			fmt.Fprintf(b, "- … and %d more: quorum's API (`GET /v1/reviews`) has them all.\n", len(fs)-i)
 			return
 		}
-		where, anchor := f.Path, ""
+		// The pull request's author names its files: a name must not
+		// open an HTML comment that hides what follows, in the text or
+		// in the link.
+		where, anchor := Inert(f.Path), ""
 		if f.Line > 0 {
 			where += fmt.Sprintf("#L%d", f.Line)
 			anchor = fmt.Sprintf("#L%d-L%d", f.Line, max(f.EndLine, f.Line))
 		}
 		fmt.Fprintf(b, "- %s **%s** (%s, %s) [`%s`](%s%s)", severityIcon[f.Severity], Inert(f.Headline), f.Severity,
-			f.Specialist, where, p.platform.FileURL(head, f.Path), anchor)
+			f.Specialist, where, p.platform.FileURL(head, escapePath(f.Path)), anchor)
 		if f.Fingerprint != "" {
 			b.WriteString(" " + Marker(f.Fingerprint))
 		}
@@ -291,6 +295,15 @@ func ReviewMarker(reviewID string) string { return "<!-- quorum:review=" + revie
 // reviewID.
 func HasReviewMarker(body, reviewID string) bool {
 	return strings.HasSuffix(strings.TrimSpace(body), ReviewMarker(reviewID))
+}
+
+// escapePath escapes each segment of a file's path for a URL.
+func escapePath(path string) string {
+	segments := strings.Split(path, "/")
+	for i, s := range segments {
+		segments[i] = url.PathEscape(s)
+	}
+	return strings.Join(segments, "/")
 }
 
 // Inert keeps text quorum did not write (headlines and bodies come from

@@ -115,3 +115,48 @@ func waitHandled(t *testing.T, db *store.DB, n int) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// The administrator of one connected repository can read its hook's
+// secret and sign any payload with it. A signed pull_request delivery of
+// their repository whose payload names another repository the bot can
+// read (owner and name; the id is their own) must not make quorum review
+// that repository: the review is of the hook's repository, as Gitea names
+// it, and the other repository is recorded nowhere.
+func TestSignedPayloadNamingAnotherRepository(t *testing.T) {
+	t.Parallel()
+	srv := giteatest.Start(t)
+	mallory, victim, bot := srv.CreateUser(t, "mallory"), srv.CreateUser(t, "vic"), srv.CreateUser(t, "vic-bot")
+	srv.CreateRepo(t, mallory, "mine")
+	srv.CreateRepo(t, victim, "vault")
+	srv.API(t, mallory.Token, http.MethodPut, "/repos/mallory/mine/collaborators/vic-bot", map[string]any{"permission": "admin"}, nil)
+	srv.API(t, victim.Token, http.MethodPut, "/repos/vic/vault/collaborators/vic-bot", map[string]any{"permission": "read"}, nil)
+	api, err := gitea.NewClient(srv.URL, bot.Token, nil, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.SQLite(t)
+	f := setup(t, db, intake.Config{BotName: bot.Name}, api)
+	conn, err := gitea.Connect(t.Context(), api, db, "mallory", "mine", f.srv.URL+intake.Path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret string
+	if err := db.Reader().QueryRow(t.Context(), `SELECT secret FROM gitea_hooks WHERE repository_id = $1`, conn.Repository.ID).Scan(&secret); err != nil {
+		t.Fatal(err)
+	}
+
+	forged := pullRequest(conn.Repository.ID, "vic", "vault", "opened", 1, head1, base, false)
+	res, got := f.send(t, giteaDelivery{repository: strconv.FormatInt(conn.Repository.ID, 10), event: "pull_request", body: forged}, secret)
+	if res.StatusCode != http.StatusAccepted || got != "queued" {
+		t.Fatalf("signed delivery: %d %q, want 202 queued", res.StatusCode, got)
+	}
+	f.waitIntake(t)
+	for _, j := range reviewJobs(t, db) {
+		if j["owner"] != "mallory" || j["repo"] != "mine" {
+			t.Errorf("review job %v: a delivery of mallory/mine had quorum review another repository", j)
+		}
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM repositories WHERE lower(owner) = 'vic'`); n != 0 {
+		t.Errorf("%d repositories of vic recorded under mallory's installation, want none", n)
+	}
+}

@@ -582,6 +582,16 @@ func TestDisconnectedRepositoryIgnored(t *testing.T) {
 	if jobs := reviewJobs(t, db); len(jobs) != 1 {
 		t.Errorf("a disconnected repository's push was queued: %v", jobs)
 	}
+	// A review command, even one naming another repository, is not looked
+	// into (this intake has no Gitea client: asking would fail the job).
+	f.deliver(t, "issue_comment", mustJSON(map[string]any{
+		"action": "created", "is_pull": true, "issue": map[string]any{"number": 3},
+		"comment":    map[string]any{"id": 7, "body": "@quorum-bot review", "user": map[string]any{"login": "bob"}},
+		"repository": repositoryJSON(repoA, "bob", "gadgets"),
+	}))
+	if jobs := reviewJobs(t, db); len(jobs) != 1 {
+		t.Errorf("a disconnected repository's review command was queued: %v", jobs)
+	}
 }
 
 // Prune forgets deliveries handled or received more than the retention

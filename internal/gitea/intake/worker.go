@@ -109,12 +109,28 @@ func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (delivery.Actio
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("decode payload: %w", err)
 		}
+		if e.PullRequest == nil || e.Number <= 0 {
+			return nil, nil
+		}
+		r, connected, err := in.named(ctx, repositoryID, e.Repository)
+		if err != nil || !connected {
+			return nil, err
+		}
+		e.Repository = r
 		return in.pullRequest(e, repositoryID), nil
 	case "issue_comment":
 		var e issueCommentPayload
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("decode payload: %w", err)
 		}
+		if e.Action != "created" || !e.IsPull || e.Issue.Number <= 0 || !in.mention(e.Comment.Body) {
+			return nil, nil
+		}
+		r, connected, err := in.named(ctx, repositoryID, e.Repository)
+		if err != nil || !connected {
+			return nil, err
+		}
+		e.Repository = r
 		return in.issueComment(ctx, e, repositoryID)
 	}
 	return nil, nil
@@ -163,6 +179,48 @@ func (in *Intake) pullRequest(e pullRequestPayload, repositoryID int64) delivery
 		}
 		return pipeline.Enqueue(ctx, tx, args, now)
 	}
+}
+
+// named returns the hook's repository under a name that is its own. The
+// signature proves only that the delivery came with the hook's secret,
+// which an administrator of that one repository can read; the owner and
+// name in the payload are theirs to write, and quorum fetches, reviews and
+// posts on the repository they name with the bot's token. So they are
+// taken only when the installation already holds them; any other name (a
+// rename, or another repository's) is asked of Gitea by the hook's
+// repository id. A repository not connected (any more) is not asked about:
+// its events are ignored.
+func (in *Intake) named(ctx context.Context, repositoryID int64, r repository) (repository, bool, error) {
+	inst, err := account.FindInstallation(ctx, in.db.Reader(), account.PlatformGitea, repositoryID)
+	if errors.Is(err, account.ErrNotFound) || (err == nil && (inst.Suspended || inst.Deleted)) {
+		in.log.Info("event of an unconnected or disconnected repository ignored", "repository", repositoryID)
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, err
+	}
+	if r.Owner.Login != "" && r.Name != "" {
+		held, err := account.Holds(ctx, in.db.Reader(), account.PlatformGitea, repositoryID, r.Owner.Login, r.Name)
+		if err != nil || held {
+			return r, held, err
+		}
+	}
+	if in.api == nil {
+		return r, false, fmt.Errorf("repository %d is named %s/%s in the payload, which it was not connected as, and there is no Gitea client to ask its name", repositoryID, r.Owner.Login, r.Name)
+	}
+	var got repository
+	_, err = in.api.Do(ctx, http.MethodGet, gitea.Path("repositories", strconv.FormatInt(repositoryID, 10)), nil, &got)
+	if err != nil {
+		return r, false, fmt.Errorf("name of repository %d: %w", repositoryID, err)
+	}
+	if got.ID != repositoryID || got.Owner.Login == "" || got.Name == "" {
+		return r, false, fmt.Errorf("name of repository %d: Gitea answered with repository %d %q/%q", repositoryID, got.ID, got.Owner.Login, got.Name)
+	}
+	if !strings.EqualFold(got.Owner.Login, r.Owner.Login) || !strings.EqualFold(got.Name, r.Name) {
+		in.log.Warn("gitea delivery names another repository than its hook's; Gitea's name for it is used",
+			"repository", repositoryID, "payload", r.Owner.Login+"/"+r.Name, "gitea", got.Owner.Login+"/"+got.Name)
+	}
+	return got, true, nil
 }
 
 // newestHead returns the head last asked to be reviewed for the pull
