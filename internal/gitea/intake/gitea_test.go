@@ -102,6 +102,26 @@ func TestRealGiteaDeliveries(t *testing.T) {
 	if len(jobs) != 3 || jobs[2]["head"] != second || !strings.HasPrefix(jobs[2]["rerun"].(string), "comment:") {
 		t.Fatalf("after the comments, review jobs %v, want one rerun of %s, the owner's", jobs, second)
 	}
+
+	// The first push's delivery replayed, signed, under a new id (Gitea's
+	// "Replay", or a captured body sent again): the pull request's newest
+	// head stays the one Gitea has, so the current review is not dropped.
+	var secret string
+	if err := db.Reader().QueryRow(t.Context(), `SELECT secret FROM gitea_hooks WHERE repository_id = $1`, conn.Repository.ID).Scan(&secret); err != nil {
+		t.Fatal(err)
+	}
+	old := pullRequest(conn.Repository.ID, "ivy", "widgets", "synchronized", pr.Number, first, baseSHA, false)
+	if res, got := f.send(t, giteaDelivery{repository: strconv.FormatInt(conn.Repository.ID, 10), event: "pull_request", id: "replayed-1", body: old}, secret); res.StatusCode != http.StatusAccepted || got != "queued" {
+		t.Fatalf("replayed delivery: %d %q, want 202 queued", res.StatusCode, got)
+	}
+	waitHandled(t, db, 6)
+	var newest string
+	if err := db.Reader().QueryRow(t.Context(), `SELECT head_sha FROM pull_requests WHERE pr_number = $1`, pr.Number).Scan(&newest); err != nil {
+		t.Fatal(err)
+	}
+	if newest != second {
+		t.Errorf("after a replayed delivery of %s, the newest head is %s, want %s (Gitea's)", first, newest, second)
+	}
 }
 
 // waitHandled waits until n deliveries are handled.

@@ -72,6 +72,7 @@ type (
 	pullRequest struct {
 		Number int    `json:"number"`
 		Draft  bool   `json:"draft"` // a title with a WIP prefix
+		State  string `json:"state"` // open or closed
 		Head   branch `json:"head"`
 		Base   branch `json:"base"`
 	}
@@ -117,6 +118,26 @@ func (in *Intake) plan(ctx context.Context, d delivery.Delivery) (delivery.Actio
 			return nil, err
 		}
 		e.Repository = r
+		if e.Action != "closed" && in.api != nil {
+			// The head and base are Gitea's now, not the payload's: a
+			// delivery replayed (from Gitea's "Replay", or captured with
+			// its signature and sent again under a new id) must not make
+			// an older head the pull request's newest, which would drop
+			// the current head's review.
+			now, err := in.currentPull(ctx, r, e.Number)
+			if gitea.StatusOf(err) == http.StatusNotFound {
+				in.log.Info("event of a pull request Gitea does not have ignored", "repository", repositoryID, "pr", e.Number, "action", e.Action)
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if now.State != "open" {
+				in.log.Info("event of a pull request no longer open ignored", "repository", repositoryID, "pr", e.Number, "action", e.Action)
+				return nil, nil
+			}
+			e.PullRequest.Head, e.PullRequest.Base, e.PullRequest.Draft = now.Head, now.Base, now.Draft
+		}
 		return in.pullRequest(e, repositoryID), nil
 	case "issue_comment":
 		var e issueCommentPayload
@@ -258,12 +279,9 @@ func (in *Intake) issueComment(ctx context.Context, e issueCommentPayload, repos
 		in.log.Info("review request ignored: commenter cannot write", "repo", owner+"/"+name, "pr", number, "login", login)
 		return nil, nil
 	}
-	var pr pullRequest
-	if _, err := in.api.Do(ctx, http.MethodGet, gitea.Path("repos", owner, name, "pulls", strconv.Itoa(number)), nil, &pr); err != nil {
-		return nil, fmt.Errorf("head of %s/%s#%d: %w", owner, name, number, err)
-	}
-	if pr.Head.SHA == "" {
-		return nil, fmt.Errorf("head of %s/%s#%d: Gitea's answer names no head commit", owner, name, number)
+	pr, err := in.currentPull(ctx, e.Repository, number)
+	if err != nil {
+		return nil, err
 	}
 	return func(ctx context.Context, tx store.Tx, now time.Time) error {
 		inst, repo, err := in.repository(ctx, tx, repositoryID, e.Repository, now)
@@ -273,6 +291,19 @@ func (in *Intake) issueComment(ctx context.Context, e issueCommentPayload, repos
 		key := "comment:" + strconv.FormatInt(c.ID, 10)
 		return pipeline.Rerun(ctx, tx, reviewArgs(inst, repo, number, pr.Head.SHA, pr.Base.SHA), key, now)
 	}, nil
+}
+
+// currentPull asks Gitea for the pull request as it is now.
+func (in *Intake) currentPull(ctx context.Context, r repository, number int) (pullRequest, error) {
+	var pr pullRequest
+	owner, name := r.Owner.Login, r.Name
+	if _, err := in.api.Do(ctx, http.MethodGet, gitea.Path("repos", owner, name, "pulls", strconv.Itoa(number)), nil, &pr); err != nil {
+		return pr, fmt.Errorf("head of %s/%s#%d: %w", owner, name, number, err)
+	}
+	if pr.Head.SHA == "" {
+		return pr, fmt.Errorf("head of %s/%s#%d: Gitea's answer names no head commit", owner, name, number)
+	}
+	return pr, nil
 }
 
 // canWrite reports whether login may push to owner/name: Gitea's
