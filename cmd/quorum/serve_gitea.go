@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -72,7 +70,9 @@ func (f *giteaFlags) build(ctx context.Context, getenv func(string) string, db d
 		dir = defaultCacheDir(db, "gitea")
 	}
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "quorum-gitea")
+		// Not a shared temporary directory: another user could make it
+		// first and read the private code fetched into it.
+		return nil, usageError{errors.New("--gitea-cache-dir is required here: there is no data directory or user cache directory to keep fetched repositories in")}
 	}
 	src, err := gitea.NewSource(api, dir)
 	if err != nil {
