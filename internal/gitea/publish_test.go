@@ -30,21 +30,6 @@ import (
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
-// numbered returns n numbered lines, with the lines in changed rewritten.
-func numbered(n int, changed ...int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		text := fmt.Sprintf("line %d", i)
-		for _, c := range changed {
-			if c == i {
-				text = fmt.Sprintf("changed %d", i)
-			}
-		}
-		b.WriteString(text + "\n")
-	}
-	return b.String()
-}
-
 // publishing is a repository on the test Gitea whose pull request changes
 // main.go at lines 10-12 and 30 (hunks 7-15 and 27-33) and adds new.go,
 // opened by its author and reviewed by a bot account with write access,
@@ -72,10 +57,10 @@ func setupPublishing(t *testing.T, name string, cfg PublisherConfig) *publishing
 	srv.API(t, author.Token, http.MethodPut, "/repos/"+author.Name+"/widgets/collaborators/"+bot.Name, map[string]any{"permission": "write"}, nil)
 
 	g := changetest.NewRepo(t)
-	g.Write(map[string]string{"main.go": numbered(40), "other.go": numbered(5)})
+	g.Write(map[string]string{"main.go": changetest.Lines(40), "other.go": changetest.Lines(5)})
 	base := g.Commit("base")
 	g.Git("checkout", "-q", "-b", "feature")
-	g.Write(map[string]string{"main.go": numbered(40, 10, 11, 12, 30), "new.go": numbered(5)})
+	g.Write(map[string]string{"main.go": changetest.Lines(40, 10, 11, 12, 30), "new.go": changetest.Lines(5)})
 	head := g.Commit("head")
 	srv.Push(t, g.Dir, repo, author, "main", "feature")
 	var pr struct {
@@ -311,7 +296,7 @@ func TestPublishVerdicts(t *testing.T) {
 func TestPublishDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
 	p := setupPublishing(t, "pub-repeat", PublisherConfig{})
 	p.post(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "same"), finding("main.go", 30, 30, "fixed-later")))
-	p.head = p.push(t, map[string]string{"main.go": numbered(41, 10, 11, 12, 13, 30)})
+	p.head = p.push(t, map[string]string{"main.go": changetest.Lines(41, 10, 11, 12, 13, 30)})
 	p.post(t, p.save(t, review.VerdictComment, finding("main.go", 11, 11, "same"), finding("main.go", 13, 13, "new")))
 	rs := p.botReviews(t)
 	if len(rs) != 2 {
@@ -444,7 +429,7 @@ func TestPublishOnTheBotsOwnPullRequest(t *testing.T) {
 		Number int `json:"number"`
 	}
 	p.git.Git("checkout", "-q", "-b", "bots")
-	p.git.Write(map[string]string{"main.go": numbered(40, 10, 11, 12, 30, 35)})
+	p.git.Write(map[string]string{"main.go": changetest.Lines(40, 10, 11, 12, 30, 35)})
 	p.head = p.git.Commit("the bot's change")
 	p.srv.Push(t, p.git.Dir, p.repo, p.author, "bots")
 	p.srv.API(t, p.bot.Token, http.MethodPost, "/repos/"+p.author.Name+"/widgets/pulls", map[string]any{

@@ -22,21 +22,6 @@ import (
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
-// lines returns n numbered lines, with the lines in changed rewritten.
-func lines(n int, changed ...int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		text := fmt.Sprintf("line %d", i)
-		for _, c := range changed {
-			if c == i {
-				text = fmt.Sprintf("changed %d", i)
-			}
-		}
-		b.WriteString(text + "\n")
-	}
-	return b.String()
-}
-
 // posting is a double serving a repository whose pull request #7 changes
 // main.go at lines 10-12 and 30 (hunks 7-15 and 27-33) and adds new.go, an
 // App, and the stored repository.
@@ -53,9 +38,9 @@ type posting struct {
 func setupPosting(t *testing.T, db *store.DB, cfg Config) *posting {
 	t.Helper()
 	g := changetest.NewRepo(t)
-	g.Write(map[string]string{"main.go": lines(40), "other.go": lines(5)})
+	g.Write(map[string]string{"main.go": changetest.Lines(40), "other.go": changetest.Lines(5)})
 	base := g.Commit("base")
-	g.Write(map[string]string{"main.go": lines(40, 10, 11, 12, 30), "new.go": lines(5)})
+	g.Write(map[string]string{"main.go": changetest.Lines(40, 10, 11, 12, 30), "new.go": changetest.Lines(5)})
 	head := g.Commit("head")
 	srv := githubtest.New(t)
 	srv.AddRepo("octo", "demo", g.Dir)
@@ -282,7 +267,7 @@ func TestPostDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
 
 	// A push: the same problem (same fingerprint) now sits on line 11,
 	// and a new one appears.
-	p.git.Write(map[string]string{"main.go": lines(41, 10, 11, 12, 13, 30)})
+	p.git.Write(map[string]string{"main.go": changetest.Lines(41, 10, 11, 12, 13, 30)})
 	p.head = p.git.Commit("push")
 	p.gh.SetHead("octo", "demo", 7, p.head)
 	rv := p.mustPost(t, p.save(t, review.VerdictComment, finding("main.go", 11, 11, "same"), finding("main.go", 13, 13, "new")))
