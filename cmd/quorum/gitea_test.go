@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,6 +132,80 @@ func (rl *relay) release(t *testing.T, d delivery) {
 	}
 }
 
+// giteaGate stands between quorum and Gitea (quorum's --gitea-url): it
+// passes every request on, but while holding it keeps quorum's git fetches
+// waiting, so that a test can push while a review fetches its head.
+type giteaGate struct {
+	*httptest.Server
+	mu      sync.Mutex
+	hold    bool
+	fetches int           // fetches that reached the gate while holding
+	open    chan struct{} // closed when the hold ends
+}
+
+func newGiteaGate(t *testing.T, target string) *giteaGate {
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	g := &giteaGate{open: make(chan struct{})}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/git-upload-pack") || strings.HasSuffix(r.URL.Path, "/info/refs") {
+			g.mu.Lock()
+			held, open := g.hold, g.open
+			if held {
+				g.fetches++
+			}
+			g.mu.Unlock()
+			if held {
+				select {
+				case <-open:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(g.Close)
+	// Before Close (cleanups run last first): a test that failed while
+	// holding must not leave a fetch waiting.
+	t.Cleanup(func() { g.holdFetches(false) })
+	return g
+}
+
+// holdFetches starts or ends holding quorum's git fetches.
+func (g *giteaGate) holdFetches(on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case on && !g.hold:
+		g.hold, g.fetches, g.open = true, 0, make(chan struct{})
+	case !on && g.hold:
+		g.hold = false
+		close(g.open)
+	}
+}
+
+// waitFetch waits until a fetch is held.
+func (g *giteaGate) waitFetch(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		g.mu.Lock()
+		n := g.fetches
+		g.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("quorum did not fetch the pull request within 60 s")
+		}
+		time.Sleep(50 * time.Millisecond) // polling quorum's progress
+	}
+}
+
 // giteaReview is a review as Gitea's API gives it.
 type giteaReview struct {
 	ID       int64  `json:"id"`
@@ -198,7 +274,8 @@ func giteaEndToEnd(t *testing.T, prefix string, dbCfg store.Config, dbArgs ...st
 	// The bot's token has the scopes docs/gitea.md asks for, no more.
 	botToken := srv.CreateToken(t, bot, "write:repository", "write:issue", "read:user", "read:organization")
 	giteaEnv := env("QUORUM_GITEA_TOKEN", botToken)
-	url := serve(t, giteaEnv, append(dbArgs, "--gitea-url", srv.URL, "--webhook-allow-private")...)
+	gw := newGiteaGate(t, srv.URL)
+	url := serve(t, giteaEnv, append(dbArgs, "--gitea-url", gw.URL, "--gitea-cache-dir", t.TempDir(), "--webhook-allow-private")...)
 	rl := newRelay(t, url)
 
 	// Connect: the hook is created, and Gitea's test delivery reaches quorum.
@@ -231,17 +308,23 @@ func giteaEndToEnd(t *testing.T, prefix string, dbCfg store.Config, dbArgs ...st
 
 	// The pull request is opened, and pushed to before quorum hears of
 	// it: its review, of the first head, must post nothing.
+	// The pull request is opened, and quorum starts its review; while
+	// quorum fetches the head, the branch is pushed to (its webhook held
+	// back): the review of the first head must post nothing.
 	rl.holding("pull_request", true)
 	var pr struct {
 		Number int `json:"number"`
 	}
+	gw.holdFetches(true)
 	srv.API(t, owner.Token, http.MethodPost, repoPath+"/pulls", map[string]any{"head": "feature", "base": "main", "title": "Greet and count"}, &pr)
 	opened := rl.waitHeld(t, 1)[0]
+	rl.release(t, opened)
+	gw.waitFetch(t)
 	local.Write(map[string]string{"README": "app\n"})
 	head2 := local.Commit("a readme")
 	srv.Push(t, local.Dir, repo, owner, "feature")
-	synced := rl.waitHeld(t, 2)[1]
-	rl.release(t, opened)
+	synced := rl.waitHeld(t, 1)[0] // the opened one was released
+	gw.holdFetches(false)
 	failed := customer.wait(t, "review.failed of the first head", eventOf("review.failed", pr.Number))
 	if data := failed["data"].(map[string]any); data["reason"] != "stale_head" || data["head_sha"] != head1 {
 		t.Errorf("review.failed %v, want stale_head of %s", data, head1)
