@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"runtime/debug"
@@ -18,8 +19,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/change"
+	"github.com/quorum-review/quorum/internal/dashboard"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/metrics"
@@ -118,6 +121,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	metricsAddr := c.String("metrics-addr", "QUORUM_METRICS_ADDR", "", "serve GET /metrics (Prometheus) on this address (host:port) instead of on --addr; \"off\": nowhere")
 	metricsToken := c.String("metrics-token", "QUORUM_METRICS_TOKEN", "", "when set, a scrape of /metrics must send Authorization: Bearer <this token> (prefer the environment variable)")
 	lf := addLLMFlags(c)
+	dashboardOn := c.Bool("dashboard", "QUORUM_DASHBOARD", true, "serve the web dashboard at /dashboard/ on --addr (sign-in with a personal access token; see docs/dashboard.md)")
+	sessionTTL := c.Duration("dashboard-session-ttl", "QUORUM_DASHBOARD_SESSION_TTL", dashboard.DefaultSessionTTL, "how long a dashboard sign-in lasts (it also ends when its token expires or is revoked, or on sign-out)")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
@@ -278,6 +283,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if docs == "" {
 		docs = base + "/docs"
 	}
+	var dash http.Handler
+	if *dashboardOn && *role != roleWorker {
+		dash, err = dashboard.New(dashboard.Config{
+			SecureCookies:       strings.HasPrefix(base, "https://"),
+			SessionTTL:          *sessionTTL,
+			DocsURL:             docs,
+			Version:             buildVersion(),
+			PlatformURLs:        platformWebURLs(*ghFlags.apiURL, *gtFlags.url),
+			WebhookPolicy:       webhook.Policy{AllowPrivate: *webhookAllowPrivate},
+			WebhookMaxEndpoints: *webhookMaxEndpoints,
+		}, d, tokens, log, now)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	apiServer, err := api.New(ctx, api.Config{
 		DocsURL:    docs,
 		RateLimit:  *rateLimit,
@@ -287,6 +308,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 		WebhookAllowPrivate: *webhookAllowPrivate,
 		WebhookMaxEndpoints: *webhookMaxEndpoints,
+		Dashboard:           dash,
 	}, d, tokens, log, now)
 	if err != nil {
 		ln.Close()
@@ -455,4 +477,21 @@ func probesOnly(h http.Handler) http.Handler {
 		}
 		http.NotFound(w, r)
 	})
+}
+
+// platformWebURLs is where the dashboard links pull requests: github.com,
+// or the GitHub Enterprise Server whose API --github-api-url names, and
+// the Gitea of --gitea-url.
+func platformWebURLs(githubAPI, giteaURL string) map[string]string {
+	gh := "https://github.com"
+	if githubAPI != "" {
+		if u, err := url.Parse(githubAPI); err == nil && u.Host != "" && u.Host != "api.github.com" {
+			gh = u.Scheme + "://" + u.Host
+		}
+	}
+	urls := map[string]string{account.PlatformGitHub: gh}
+	if giteaURL != "" {
+		urls[account.PlatformGitea] = strings.TrimSuffix(giteaURL, "/")
+	}
+	return urls
 }

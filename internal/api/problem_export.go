@@ -7,11 +7,29 @@ import "net/http"
 // (the GitHub webhook intake). docsURL prefixes the problem type; title, when
 // not empty, replaces the status's usual title.
 func WriteProblem(w http.ResponseWriter, r *http.Request, docsURL string, status int, title, detail string) {
-	e := &Error{Code: codeInternal, Title: title, Detail: detail}
+	e := &Error{Code: ProblemTypeFor(status).Code, Title: title, Detail: detail}
+	(&Server{cfg: Config{DocsURL: docsURL}}).writeProblem(w, r, e)
+}
+
+// ProblemType is one of the API's problem types: its code (the anchor on
+// the error reference page), title, explanation and status.
+type ProblemType struct {
+	Code, Title, Explain string
+	Status               int
+}
+
+// ProblemTypeFor is the API's problem type for an HTTP status, for pages
+// that show the API's errors to people (the dashboard); an unknown status
+// is the internal error.
+func ProblemTypeFor(status int) ProblemType {
+	var found ProblemType
 	for _, t := range problemTypes {
 		if t.status == status {
-			e.Code = t.code
+			found = ProblemType{Code: t.code, Title: t.title, Explain: t.explain, Status: t.status}
 		}
 	}
-	(&Server{cfg: Config{DocsURL: docsURL}}).writeProblem(w, r, e)
+	if found.Code == "" {
+		return ProblemTypeFor(http.StatusInternalServerError)
+	}
+	return found
 }

@@ -14,7 +14,10 @@ func (s *Server) routes() http.Handler {
 	// Each route tells the HTTP metrics its pattern (the path's, without
 	// the method, which they count apart).
 	handle := func(pattern string, h http.Handler) {
-		_, route, _ := strings.Cut(pattern, " ")
+		route := pattern
+		if _, path, ok := strings.Cut(pattern, " "); ok {
+			route = path
+		}
 		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			metrics.SetRoute(r, route)
 			h.ServeHTTP(w, r)
@@ -39,6 +42,10 @@ func (s *Server) routes() http.Handler {
 	handle("GET /readyz", s.readyz())
 	handle("GET /docs", http.RedirectHandler("/docs/api/errors", http.StatusFound))
 	handle("GET /docs/api/errors", s.errorsPage())
+	if s.cfg.Dashboard != nil {
+		handle("GET /{$}", http.RedirectHandler("/dashboard/", http.StatusFound))
+		handle("/dashboard/", s.cfg.Dashboard)
+	}
 
 	// Everything else: 405 with Allow when the path exists under another
 	// method, else 404 — both as problem+json, never the mux's plain text.

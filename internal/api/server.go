@@ -43,6 +43,10 @@ type Config struct {
 	WebhookMaxEndpoints int
 	// Version is reported in /healthz.
 	Version string
+	// Dashboard, when set, serves every path under /dashboard/ (and GET /
+	// leads to it); the API's middleware (request ids, logs, rate limits)
+	// runs around it as around the API.
+	Dashboard http.Handler
 }
 
 // reviewCacheTTL bounds how long a cached review outlives its deletion on

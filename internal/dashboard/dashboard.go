@@ -1,0 +1,219 @@
+// Package dashboard serves quorum's web dashboard: reviews, findings and
+// webhook endpoints for people, in the browser. Pages are rendered on the
+// server with html/template and work without JavaScript; one small
+// embedded script adds conveniences (copying a secret). A personal access
+// token is exchanged for a session kept in the store; the token's scopes
+// decide what a page shows and what a form may do, exactly as in the API.
+package dashboard
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/token"
+	"github.com/quorum-review/quorum/internal/webhook"
+)
+
+// Prefix is where the dashboard is served; the API leaves every path under
+// it to the dashboard.
+const Prefix = "/dashboard/"
+
+// DefaultSessionTTL is how long a sign-in lasts when Config says nothing.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Config holds the dashboard's settings.
+type Config struct {
+	// SecureCookies marks the session cookie Secure and gives it the
+	// __Host- prefix: set it when the dashboard is reached over TLS.
+	SecureCookies bool
+	// SessionTTL bounds a sign-in (DefaultSessionTTL when 0); a session
+	// also ends when its token expires or is revoked.
+	SessionTTL time.Duration
+	// DocsURL prefixes the problem type links of error pages, as the API's.
+	DocsURL string
+	// Version is shown in the footer.
+	Version string
+	// PlatformURLs maps an account's platform (account.PlatformGitHub, …)
+	// to the web address pull requests are linked on, e.g.
+	// "https://github.com"; a platform missing here gets no links.
+	PlatformURLs map[string]string
+	// WebhookPolicy and WebhookMaxEndpoints are the API's rules for
+	// endpoints; the dashboard's forms follow the same.
+	WebhookPolicy       webhook.Policy
+	WebhookMaxEndpoints int
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	cfg      Config
+	db       *store.DB
+	tokens   *token.Store
+	reviews  *review.Store
+	sessions *sessions
+	log      *slog.Logger
+	now      func() time.Time
+	pages    pages
+	handler  http.Handler
+}
+
+// New builds the dashboard over the store; tokens authenticates sign-ins.
+func New(cfg Config, db *store.DB, tokens *token.Store, log *slog.Logger, now func() time.Time) (*Server, error) {
+	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, DefaultSessionTTL)
+	cfg.WebhookMaxEndpoints = cmp.Or(cfg.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints)
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		db:       db,
+		tokens:   tokens,
+		reviews:  review.NewStore(db),
+		sessions: &sessions{db: db, now: now, ttl: cfg.SessionTTL},
+		log:      log,
+		now:      now,
+		pages:    p,
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the dashboard.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// contentSecurityPolicy allows only the dashboard's own script, style and
+// images: no inline script or style, no framing, forms only to itself.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// secure sets the security headers of every dashboard response.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// routes lists the dashboard's pages. Every state change is a POST from
+// a form; cross-origin POSTs are refused before any handler runs (Go's
+// CrossOriginProtection reads Sec-Fetch-Site and Origin), and a signed-in
+// form must also carry its session's CSRF token.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+Prefix+"assets/{name}", serveAsset())
+	mux.Handle("GET "+Prefix+"sign-in", http.HandlerFunc(s.signInPage))
+	mux.Handle("POST "+Prefix+"sign-in", http.HandlerFunc(s.signIn))
+	mux.Handle("POST "+Prefix+"sign-out", s.page("", s.signOut))
+	mux.Handle("GET "+Prefix+"{$}", s.page("", s.home))
+	mux.Handle("GET "+Prefix+"repositories", s.page(token.ScopeReviewsRead, s.repositories))
+	s.reviewRoutes(mux)
+	s.webhookRoutes(mux)
+	mux.Handle(Prefix, s.page("", func(w http.ResponseWriter, r *http.Request, _ *session) error {
+		return notFound("There is no dashboard page at %s.", r.URL.Path)
+	}))
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.renderError(w, r, nil, &pageError{Status: http.StatusForbidden,
+			Detail: "The form was sent from another site, so it was refused. Open the dashboard and send it from there."})
+	}))
+	return secure(cop.Handler(mux))
+}
+
+// pageError is an error a page shows as it is, with its HTTP status.
+type pageError struct {
+	Status int
+	Detail string
+}
+
+func (e *pageError) Error() string { return e.Detail }
+
+func notFound(format string, args ...any) error {
+	return &pageError{Status: http.StatusNotFound, Detail: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) error {
+	return &pageError{Status: http.StatusBadRequest, Detail: fmt.Sprintf(format, args...)}
+}
+
+// handlerFunc is a page of a signed-in user.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, sess *session) error
+
+// page runs h for a signed-in session holding scope ("": any session). A
+// browser without a session is sent to sign in and back; a POST must carry
+// the session's CSRF token.
+func (s *Server) page(scope string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		sess, err := s.sessionOf(r)
+		if errors.Is(err, errNoSession) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				http.Redirect(w, r, Prefix+"sign-in?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			s.renderError(w, r, nil, &pageError{Status: http.StatusUnauthorized,
+				Detail: "You are not signed in (the session ended, or its token was revoked). Sign in and send the form again."})
+			return
+		}
+		if err != nil {
+			s.renderError(w, r, nil, err)
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if !sess.validCSRF(r.PostFormValue("csrf")) {
+				s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden,
+					Detail: "The form's security token is missing or stale. Reload the page and send the form again."})
+				return
+			}
+		}
+		if scope != "" && !sess.principal.Has(scope) {
+			s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden,
+				Detail: fmt.Sprintf("Your token lacks the %q scope this page needs. Sign in with a token that has it.", scope)})
+			return
+		}
+		if err := h(w, r, sess); err != nil {
+			s.renderError(w, r, sess, err)
+		}
+	})
+}
+
+// maxFormBytes bounds a form's body: the largest form (an endpoint) holds
+// a URL, a description and a few event names.
+const maxFormBytes = 64 << 10
+
+// home leads to the first page the token may see.
+func (s *Server) home(w http.ResponseWriter, r *http.Request, sess *session) error {
+	switch {
+	case sess.principal.Has(token.ScopeReviewsRead):
+		http.Redirect(w, r, Prefix+"repositories", http.StatusSeeOther)
+	case sess.principal.Has(token.ScopeWebhooksRead):
+		http.Redirect(w, r, Prefix+"webhooks", http.StatusSeeOther)
+	default:
+		return &pageError{Status: http.StatusForbidden,
+			Detail: "Your token has none of the scopes the dashboard shows (reviews:read, webhooks:read). Sign in with a token that has one."}
+	}
+	return nil
+}
+
+// safeNext is where to go after signing in: a dashboard path of this
+// site, never another site (an open redirect).
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return Prefix
+	}
+	return next
+}
