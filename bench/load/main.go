@@ -10,6 +10,7 @@
 //	go run ./bench/load                          # SQLite, plus PostgreSQL if QUORUM_TEST_POSTGRES_URL is set
 //	go run ./bench/load --postgres postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 //	go run ./bench/load --deep                   # 1,000,000 reviews: page 1 vs page 10,000
+//	go run ./bench/load --dashboard              # 1,000,000 reviews: each dashboard page vs its API request
 //
 // It is a command, not part of go test. See docs/performance.md.
 package main
@@ -48,6 +49,7 @@ import (
 type config struct {
 	reviews     int
 	deep        bool
+	dash        bool
 	deepReviews int
 	deepPage    int
 	duration    time.Duration
@@ -75,6 +77,7 @@ func main() {
 	var c config
 	flag.IntVar(&c.reviews, "reviews", 10_000, "reviews to seed in the one repository for the throughput runs")
 	flag.BoolVar(&c.deep, "deep", false, "run the deep-pagination benchmark instead: seed --deep-reviews reviews and compare page 1 with page --deep-page")
+	flag.BoolVar(&c.dash, "dashboard", false, "run the dashboard benchmark instead: seed --deep-reviews reviews and time each dashboard page against the API request that reads the same data")
 	flag.IntVar(&c.deepReviews, "deep-reviews", 1_000_000, "reviews to seed for --deep")
 	flag.IntVar(&c.deepPage, "deep-page", 10_000, "the deep page (of 20 reviews) compared with page 1 in --deep")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "length of each measured run (1s to 60s)")
@@ -188,9 +191,12 @@ func printHeader(c config) {
 	fmt.Printf("- load average at the start: %s\n", machine.LoadAvg())
 	fmt.Printf("- load: %d keep-alive connections (Go net/http client in this process, same machine), %s per run after a %s warm-up, %d interleaved rounds\n",
 		c.conns, c.duration, c.warmup, c.rounds)
-	if c.deep {
+	switch {
+	case c.dash:
+		fmt.Printf("- dashboard: %d reviews in one repository; each page against the API request that reads the same data\n\n", c.deepReviews)
+	case c.deep:
 		fmt.Printf("- deep pagination: %d reviews in one repository, page 1 vs page %d at limit=20\n\n", c.deepReviews, c.deepPage)
-	} else {
+	default:
 		fmt.Printf("- data: %d reviews in one repository; GET /v1/reviews/{id} is the newest review, with 20 findings\n\n", c.reviews)
 	}
 }
@@ -330,7 +336,7 @@ type target struct {
 
 func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string) error {
 	n := c.reviews
-	if c.deep {
+	if c.deep || c.dash {
 		n = c.deepReviews
 	}
 	d, err := prepare(ctx, backend, tmp, c.postgres, n, c.seedProfile)
@@ -355,6 +361,9 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 
 	if c.deep {
 		return deep(ctx, c, d, srv, client, auth)
+	}
+	if c.dash {
+		return dashboard(ctx, c, d, srv)
 	}
 
 	getURL := srv.base + "/v1/reviews/" + d.seeded.FullID

@@ -19,6 +19,7 @@ type seeded struct {
 	Owner, Repo string
 	Token       string // a reviews:read token of the repository's account
 	FullID      string // the review with 20 findings (the newest)
+	FindingID   string // its first finding
 	Reviews     int
 	Took        time.Duration
 }
@@ -80,7 +81,7 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 					if err := reviews.Create(ctx, tx, &r); err != nil {
 						return err
 					}
-					out.FullID = r.ID
+					out.FullID, out.FindingID = r.ID, r.Findings[0].ID
 				case i%findingsOn == findingsOn/2:
 					r := storetest.NewReview(account.Repository{ID: repo.ID, Owner: repo.Owner, Name: repo.Name}, pr, 3, at)
 					if err := reviews.Create(ctx, tx, &r); err != nil {
