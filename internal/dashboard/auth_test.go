@@ -284,3 +284,32 @@ func TestRootLeadsToTheDashboard(t *testing.T) {
 		t.Fatalf("GET /: %d to %q, want 302 to /dashboard/", res.StatusCode, res.Header.Get("Location"))
 	}
 }
+
+// TestSessionsWorkAcrossReplicas signs in on one server and uses the
+// session on another over the same database, as replicas behind a load
+// balancer do; signing out on the second ends it on the first.
+func TestSessionsWorkAcrossReplicas(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		db := b.Open(t)
+		one, two := newSite(t, db), newSite(t, db)
+		u1, _ := url.Parse(one.url)
+		signedIn := one.signedIn(t, one.repo)
+		cookies := signedIn.client.Jar.Cookies(u1)
+		// A fresh browser holding only that cookie, on the other replica.
+		onTwo := func() *browser {
+			br := two.browser(t)
+			br.client.Jar.SetCookies(u1, cookies)
+			return br
+		}
+		br := onTwo()
+		res, body := br.get("/dashboard/repositories")
+		wantStatus(t, res, body, http.StatusOK)
+		res, body = br.post("/dashboard/sign-out", url.Values{"csrf": {br.csrf()}})
+		wantStatus(t, res, body, http.StatusSeeOther)
+		replay := one.browser(t)
+		replay.client.Jar.SetCookies(u1, cookies)
+		if res, _ := replay.get("/dashboard/repositories"); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("signed out on one replica, the session still answers %d on the other", res.StatusCode)
+		}
+	})
+}
