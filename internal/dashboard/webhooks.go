@@ -547,7 +547,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, sess *se
 type deliveryView struct {
 	webhook.Delivery
 	AttemptLog []webhook.Attempt
-	Notice   string
+	Notice     string
 }
 
 var deliveryNotices = map[string]string{
