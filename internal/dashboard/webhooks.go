@@ -378,9 +378,12 @@ func (s *Server) showEndpoint(w http.ResponseWriter, r *http.Request, sess *sess
 }
 
 // updateEndpoint saves the edit form: URL, events and description, under
-// the API's policy.
+// the API's policy. A form sends every field; an unchanged URL is left out
+// of the change, as an API client leaves out what it does not change, so
+// that the policy judges only a new address (an operator may have
+// registered one the policy would refuse).
 func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, sess *session) error {
-	eid, err := endpointID(r)
+	ep, err := s.loadEndpoint(r, sess)
 	if err != nil {
 		return err
 	}
@@ -388,22 +391,21 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, sess *se
 	if events == nil {
 		events = []string{} // none ticked: every event
 	}
-	_, err = s.webhookPolicy().Update(r.Context(), s.db.Writer(), sess.principal.AccountID, eid,
-		webhook.Patch{URL: &rawURL, Events: &events, Description: &description}, s.now())
+	patch := webhook.Patch{Events: &events, Description: &description}
+	if rawURL != ep.URL {
+		patch.URL = &rawURL
+	}
+	_, err = s.webhookPolicy().Update(r.Context(), s.db.Writer(), sess.principal.AccountID, ep.ID, patch, s.now())
 	if ve := (*webhook.ValidationError)(nil); errors.As(err, &ve) {
-		ep, err := s.loadEndpoint(r, sess)
-		if err != nil {
-			return err
-		}
 		form := newEndpointForm(rawURL, description, events)
 		form.refused(ve)
 		s.endpointPage(w, r, sess, http.StatusBadRequest, ep, endpointView{Form: form})
 		return nil
 	}
 	if err != nil {
-		return webhookError(err, endpointNotFound(eid))
+		return webhookError(err, endpointNotFound(ep.ID))
 	}
-	http.Redirect(w, r, Prefix+"webhooks/"+eid+"?notice=updated", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"webhooks/"+ep.ID+"?notice=updated", http.StatusSeeOther)
 	return nil
 }
 

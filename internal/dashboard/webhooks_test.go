@@ -407,6 +407,16 @@ func TestEndpointFormsShowEachFieldsReason(t *testing.T) {
 			t.Fatalf("a refused edit changed the endpoint: %+v", got)
 		}
 
+		// An operator's loopback endpoint: its other fields can be edited
+		// as long as its address is left as it is.
+		private := s.endpoint(t, s.repo, "http://127.0.0.1:9/operator")
+		loc := br.postSeeOther("/dashboard/webhooks/"+private.ID, url.Values{"csrf": {csrf}, "url": {private.URL}, "description": {"kept"}})
+		if got := s.stored(t, s.repo, private.ID); loc != "/dashboard/webhooks/"+private.ID+"?notice=updated" || got.Description != "kept" {
+			t.Fatalf("editing the description of an operator's loopback endpoint: Location %q, stored %+v", loc, got)
+		}
+		res, body = br.post("/dashboard/webhooks/"+private.ID, url.Values{"csrf": {csrf}, "url": {"http://127.0.0.1:9/other"}})
+		wantStatus(t, res, body, http.StatusBadRequest)
+
 		for _, overlap := range []string{"-1", "604801", "a day"} {
 			res, body = br.post(page+"/rotate-secret", url.Values{"csrf": {csrf}, "overlap": {overlap}})
 			wantStatus(t, res, body, http.StatusBadRequest)
