@@ -264,6 +264,8 @@ func TestEndpointLifecycle(t *testing.T) {
 		wantAbsent(t, "the disabled endpoint", body, `id="disable-endpoint"`)
 		_, body = br.get("/dashboard/webhooks")
 		wantContains(t, "the list", body, `<span class="tag">disabled</span> `+webhook.ReasonDisabledByCustomer)
+		_, body = br.get(page + "/deliveries")
+		wantContains(t, "the deliveries of a disabled endpoint", body, `id="endpoint-disabled">The endpoint is disabled (`+webhook.ReasonDisabledByCustomer+`)`)
 		br.postSeeOther(page+"/enable", url.Values{"csrf": {csrf}})
 		if s.stored(t, s.repo, hook).Disabled {
 			t.Fatal("enabling left the endpoint disabled")
@@ -277,6 +279,7 @@ func TestEndpointLifecycle(t *testing.T) {
 		}
 		res, body = br.get(loc)
 		wantStatus(t, res, body, http.StatusOK)
+		wantAbsent(t, "the deliveries of an enabled endpoint", body, `id="endpoint-disabled"`)
 		wantContains(t, "the deliveries after a ping", body, "A ping is queued as delivery", `<tr id="delivery-`+ping+`">`,
 			`<code>ping</code>`, `status-pending">pending<`)
 		s.deliver(t, ping)
