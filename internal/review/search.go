@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,33 +43,13 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("search reviews: %w", err)
 	}
-	defer rows.Close()
-	page := Page{Reviews: []Review{}}
-	for rows.Next() {
-		r, err := scanReview(rows)
-		if err != nil {
-			return Page{}, err
-		}
-		page.Reviews = append(page.Reviews, r)
-	}
-	if err := rows.Err(); err != nil {
+	page, err := readPage(rows, q.Limit)
+	if err != nil {
 		return Page{}, fmt.Errorf("search reviews: %w", err)
 	}
-	if len(page.Reviews) > q.Limit {
-		page.Reviews = page.Reviews[:q.Limit]
-		last := page.Reviews[q.Limit-1]
-		page.Next = &Cursor{SynthesizedAt: store.Micros(last.SynthesizedAt), ID: last.ID}
-	}
 	if len(page.Reviews) == 0 && q.Owner != "" {
-		// An empty page: an empty repository, or none the account owns.
-		var repoID string
-		err := db.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
-			q.AccountID, q.Owner, q.Repo).Scan(&repoID)
-		if errors.Is(err, store.ErrNotFound) {
-			return Page{}, ErrNotFound
-		}
-		if err != nil {
-			return Page{}, fmt.Errorf("find repository %s/%s: %w", q.Owner, q.Repo, err)
+		if err := repositoryExists(ctx, db, q.AccountID, q.Owner, q.Repo); err != nil {
+			return Page{}, err
 		}
 	}
 	return page, nil
