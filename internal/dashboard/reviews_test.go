@@ -58,7 +58,7 @@ func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
 		at := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 		// 30 reviews of acme's two repositories, interleaved in time: more
 		// than a page. Those without findings approve.
-		var all, widgets7, approved []string
+		var all, widgets, widgets7, approved []string
 		for i := range 30 {
 			repo, pr, n := s.repo, 7+i%3, i%2
 			if i%5 == 4 {
@@ -66,8 +66,11 @@ func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
 			}
 			r := storetest.Review(t, db, repo, pr, n, at.Add(time.Duration(i)*time.Minute))
 			all = append(all, r.ID)
-			if repo == s.repo && pr == 7 {
-				widgets7 = append(widgets7, r.ID)
+			if repo == s.repo {
+				widgets = append(widgets, r.ID)
+				if pr == 7 {
+					widgets7 = append(widgets7, r.ID)
+				}
 			}
 			if r.Verdict == review.VerdictApprove {
 				approved = append(approved, r.ID)
@@ -75,7 +78,7 @@ func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
 			// globex's, newer still, never shows.
 			storetest.Review(t, db, s.other, 1, 0, at.Add(time.Duration(i)*time.Minute+time.Second))
 		}
-		for _, ids := range [][]string{all, widgets7, approved} {
+		for _, ids := range [][]string{all, widgets, widgets7, approved} {
 			slices.Reverse(ids)
 		}
 		br := s.signedIn(t, s.repo, token.ScopeReviewsRead)
@@ -115,16 +118,6 @@ func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
 		}
 
 		// The form shows the filter asked for, and the Next link keeps it.
-		var widgetsIDs []string
-		for _, rid := range all {
-			full, err := review.NewStore(db).Get(context.Background(), s.repo.AccountID, rid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if full.Repo == "widgets" {
-				widgetsIDs = append(widgetsIDs, rid)
-			}
-		}
 		res, body = br.get("/dashboard/reviews?repo=acme/widgets&verdict=request_changes")
 		wantStatus(t, res, body, http.StatusOK)
 		if !strings.Contains(body, `id="filter-repo" name="repo" value="acme/widgets"`) || !strings.Contains(body, `<option value="request_changes" selected>`) {
@@ -136,8 +129,8 @@ func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
 		if m == nil || !strings.Contains(html.UnescapeString(m[1]), "repo=acme%2Fwidgets") {
 			t.Fatalf("the Next link of acme/widgets's reviews does not keep the filter: %v", m)
 		}
-		if got, _ := listAll(t, br, "/dashboard/reviews?repo=acme/widgets"); !slices.Equal(got, widgetsIDs) {
-			t.Errorf("acme/widgets's reviews:\n got %v\nwant %v", got, widgetsIDs)
+		if got, _ := listAll(t, br, "/dashboard/reviews?repo=acme/widgets"); !slices.Equal(got, widgets) {
+			t.Errorf("acme/widgets's reviews:\n got %v\nwant %v", got, widgets)
 		}
 	})
 }
@@ -323,7 +316,7 @@ func TestFindingPageShowsProvenanceAndContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := r.Findings[0]
-		br := s.signedIn(t, s.repo, token.ScopeFindingsRead)
+		br := s.signedIn(t, s.repo, token.ScopeReviewsRead, token.ScopeFindingsRead)
 		res, body := br.get("/dashboard/findings/" + f.ID)
 		wantStatus(t, res, body, http.StatusOK)
 		for _, want := range []string{
@@ -346,9 +339,15 @@ func TestFindingPageShowsProvenanceAndContext(t *testing.T) {
 			}
 		}
 
-		// findings:read is what the page needs, as GET /v1/findings/{id}.
+		// findings:read is what the page needs, as GET /v1/findings/{id};
+		// without reviews:read it names its review but does not link to it.
 		res, body = s.signedIn(t, s.repo, token.ScopeReviewsRead).get("/dashboard/findings/" + f.ID)
 		wantStatus(t, res, body, http.StatusForbidden)
+		res, body = s.signedIn(t, s.repo, token.ScopeFindingsRead).get("/dashboard/findings/" + f.ID)
+		wantStatus(t, res, body, http.StatusOK)
+		if strings.Contains(body, `id="finding-review-link"`) || !strings.Contains(body, `<p id="finding-review">From review <code>`+r.ID+`</code>`) {
+			t.Errorf("with findings:read alone the page links to a review it may not open, or does not name it")
+		}
 	})
 }
 
