@@ -85,8 +85,24 @@ func (s *Store) List(ctx context.Context, q ListQuery) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("list reviews of %s/%s: %w", q.Owner, q.Repo, err)
 	}
+	page, err := readPage(rows, q.Limit)
+	if err != nil {
+		return Page{}, fmt.Errorf("list reviews of %s/%s: %w", q.Owner, q.Repo, err)
+	}
+	if len(page.Reviews) == 0 {
+		// An empty page: an empty repository, or none the account owns.
+		if err := repositoryExists(ctx, db, q.AccountID, q.Owner, q.Repo); err != nil {
+			return Page{}, err
+		}
+	}
+	return page, nil
+}
+
+// readPage reads a newest-first page of limit reviews from rows, which
+// hold one more when another page follows, and closes rows.
+func readPage(rows store.Rows, limit int) (Page, error) {
 	defer rows.Close()
-	var page Page
+	page := Page{Reviews: []Review{}}
 	for rows.Next() {
 		r, err := scanReview(rows)
 		if err != nil {
@@ -95,27 +111,30 @@ func (s *Store) List(ctx context.Context, q ListQuery) (Page, error) {
 		page.Reviews = append(page.Reviews, r)
 	}
 	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("list reviews of %s/%s: %w", q.Owner, q.Repo, err)
+		return Page{}, err
 	}
-	if len(page.Reviews) > q.Limit {
-		page.Reviews = page.Reviews[:q.Limit]
-		last := page.Reviews[q.Limit-1]
+	if len(page.Reviews) > limit {
+		page.Reviews = page.Reviews[:limit]
+		last := page.Reviews[limit-1]
 		page.Next = &Cursor{SynthesizedAt: store.Micros(last.SynthesizedAt), ID: last.ID}
 	}
-	if page.Reviews == nil {
-		// An empty page: an empty repository, or none the account owns.
-		var repoID string
-		err := db.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
-			q.AccountID, q.Owner, q.Repo).Scan(&repoID)
-		if errors.Is(err, store.ErrNotFound) {
-			return Page{}, ErrNotFound
-		}
-		if err != nil {
-			return Page{}, fmt.Errorf("find repository %s/%s: %w", q.Owner, q.Repo, err)
-		}
-		page.Reviews = []Review{}
-	}
 	return page, nil
+}
+
+// repositoryExists is nil when the account owns owner/name, else
+// ErrNotFound: it tells an empty page of an empty repository from one of a
+// repository the account cannot see.
+func repositoryExists(ctx context.Context, db store.Querier, accountID, owner, name string) error {
+	var repoID string
+	err := db.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
+		accountID, owner, name).Scan(&repoID)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("find repository %s/%s: %w", owner, name, err)
+	}
+	return nil
 }
 
 // Get returns a review with its findings, ranked.
