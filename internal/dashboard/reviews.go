@@ -22,9 +22,10 @@ const reviewsPerPage = 20
 // verdicts are the review list's verdict filter's choices, best first.
 var verdicts = []string{review.VerdictApprove, review.VerdictComment, review.VerdictRequestChanges}
 
-// reviewRoutes adds the pages of reviews and findings. A review's findings
-// need findings:read, as GET /v1/findings/{id} does; without it the review
-// page shows how many there are.
+// reviewRoutes adds the pages of reviews and findings. As in the API, a
+// review's findings come with the review (reviews:read); their context —
+// the source excerpt and the finding's own page — needs findings:read, as
+// GET /v1/findings/{id} does.
 func (s *Server) reviewRoutes(mux *http.ServeMux) {
 	mux.Handle("GET "+Prefix+"reviews", s.page(token.ScopeReviewsRead, s.reviewList))
 	mux.Handle("GET "+Prefix+"reviews/{id}", s.page(token.ScopeReviewsRead, s.reviewPage))
@@ -163,8 +164,9 @@ type reviewView struct {
 	// shown first; Summary is the rest.
 	NotAnalysed []string
 	Summary     string
-	// ShowFindings is whether the token may see the findings (findings:read).
-	ShowFindings bool
+	// ShowContext is whether the token may see the findings' context (the
+	// source excerpt, the finding page): findings:read.
+	ShowContext bool
 	Files        []fileFindings
 }
 
@@ -218,12 +220,10 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request, sess *sessio
 	v := reviewView{
 		Review:         full.Review,
 		PullRequestURL: s.pullRequestURL(acct.Platform, full.Owner, full.Repo, full.PRNumber),
-		ShowFindings:   sess.principal.Has(token.ScopeFindingsRead),
+		ShowContext:    sess.principal.Has(token.ScopeFindingsRead),
+		Files:          byFile(full.Findings),
 	}
 	v.NotAnalysed, v.Summary = splitSummary(full.Summary)
-	if v.ShowFindings {
-		v.Files = byFile(full.Findings)
-	}
 	s.render(w, r, http.StatusOK, "review", sess, fmt.Sprintf("Review of %s/%s#%d", full.Owner, full.Repo, full.PRNumber), v)
 	return nil
 }

@@ -259,17 +259,23 @@ func TestReviewPageShowsTheReviewAndItsFindings(t *testing.T) {
 	})
 }
 
-func TestReviewPageShowsFindingsOnlyWithFindingsRead(t *testing.T) {
+// TestReviewPageShowsWhatTheAPIWould: as GET /v1/reviews/{id}, reviews:read
+// shows the review with its findings; their context (the excerpt, the
+// finding page) needs findings:read, as GET /v1/findings/{id}.
+func TestReviewPageShowsWhatTheAPIWould(t *testing.T) {
 	s := newSite(t, storetest.SQLite(t))
 	r := richReview(t, s)
 	br := s.signedIn(t, s.repo, token.ScopeReviewsRead)
 	res, body := br.get("/dashboard/reviews/" + r.ID)
 	wantStatus(t, res, body, http.StatusOK)
-	if strings.Contains(body, `<article`) || strings.Contains(body, r.Findings[0].Headline) || strings.Contains(body, "/dashboard/findings/") {
-		t.Error("a token without findings:read sees the findings")
+	if !strings.Contains(body, `id="finding-`+r.Findings[0].ID+`"`) || !strings.Contains(body, r.Findings[0].Headline) {
+		t.Error("a token with reviews:read does not see the findings the API would give it")
 	}
-	if !strings.Contains(body, `id="findings-hidden"`) || !strings.Contains(body, "This review has 3 findings") || !strings.Contains(body, "“findings:read”") {
-		t.Errorf("the page does not say how many findings there are and which scope shows them:\n%s", body)
+	if strings.Contains(body, "/dashboard/findings/") || strings.Contains(body, `-excerpt"`) {
+		t.Error("a token without findings:read sees the findings' context")
+	}
+	if !strings.Contains(body, `id="findings-hidden"`) || !strings.Contains(body, "“findings:read”") {
+		t.Errorf("the page does not say which scope shows the findings' context:\n%s", body)
 	}
 
 	// Without reviews:read there is no review page at all.
