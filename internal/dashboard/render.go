@@ -21,8 +21,8 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// pages holds one template set per page: the layout with the page's own
-// "content" (and "title") blocks.
+// pages holds one template set per page: the layout, the shared parts
+// (templates/_*.html) and the page's own "content" block.
 type pages map[string]*template.Template
 
 var funcs = template.FuncMap{
@@ -40,7 +40,7 @@ var funcs = template.FuncMap{
 }
 
 func parsePages() (pages, error) {
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/_*.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: layout: %w", err)
 	}
@@ -51,7 +51,7 @@ func parsePages() (pages, error) {
 	p := pages{}
 	for _, name := range names {
 		base := strings.TrimSuffix(path.Base(name), ".html")
-		if base == "layout" {
+		if base == "layout" || strings.HasPrefix(base, "_") {
 			continue
 		}
 		t, err := template.Must(layout.Clone()).ParseFS(templateFS, name)
