@@ -12,12 +12,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -41,6 +44,7 @@ type Browser struct {
 
 	mu       sync.Mutex
 	messages []chromedp.ConsoleMessage
+	dialogs  []string
 	flushes  int
 }
 
@@ -102,6 +106,23 @@ func New(t testing.TB) *Browser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("browsertest: start %s: %v", ChromiumPath, err)
 	}
+	// A confirm() or alert() would stop the page until someone answers:
+	// every dialog is accepted, as a person clicking OK, and kept for
+	// Dialogs.
+	dialogs, stopDialogs := chromedp.FromContext(ctx).Target.Subscribe("Page.javascriptDialogOpening")
+	t.Cleanup(stopDialogs)
+	go func() {
+		for raw := range dialogs {
+			var ev page.EventJavascriptDialogOpening
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				continue
+			}
+			b.mu.Lock()
+			b.dialogs = append(b.dialogs, ev.Message)
+			b.mu.Unlock()
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
@@ -287,4 +308,45 @@ func (b *Browser) flush() {
 			b.t.Fatalf("browsertest: the console marker %s did not arrive in %v", marker, stepTimeout)
 		}
 	}
+}
+
+// Eval evaluates a JavaScript expression in the page and returns its
+// value (a generic function: Go methods cannot have type parameters).
+func Eval[T any](b *Browser, expression string) T {
+	b.t.Helper()
+	return run(b, "evaluate "+expression, chromedp.Evaluate[T](expression))
+}
+
+// Press presses one key (a kb constant, or a character) on the focused
+// element, as a person at the keyboard does.
+func (b *Browser) Press(key string) {
+	b.t.Helper()
+	b.do("press "+key, chromedp.KeyEvent(key))
+}
+
+// Location is the page's current address.
+func (b *Browser) Location() string {
+	b.t.Helper()
+	return Eval[string](b, "window.location.href")
+}
+
+// Cookies are the browser's cookies for the current page, HttpOnly ones
+// included (a page's script cannot read those; the protocol can).
+func Cookies(b *Browser) []*network.Cookie {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		b.t.Fatalf("browsertest: read the cookies: %v", err)
+	}
+	return res.Cookies
+}
+
+// Dialogs are the messages of the dialogs (confirm, alert) the pages
+// opened so far, each accepted.
+func (b *Browser) Dialogs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.dialogs)
 }
