@@ -54,7 +54,7 @@ func TestCreateThenGet(t *testing.T) {
 		empty := ""
 		r.Findings[3].SuggestedPatch = &empty // an empty patch is not a missing one
 		r.Findings[2].Excerpt.Lines = nil
-		r.FindingsCount = 99 // Create counts
+		r.FindingsCount = 99                                                      // Create counts
 		r.Duration = 83*time.Second + 250*time.Millisecond + 999*time.Microsecond // kept in whole milliseconds
 
 		if err := f.reviews.Create(ctx, f.db.Writer(), &r); err != nil {
