@@ -54,8 +54,9 @@ func TestCreateThenGet(t *testing.T) {
 		empty := ""
 		r.Findings[3].SuggestedPatch = &empty // an empty patch is not a missing one
 		r.Findings[2].Excerpt.Lines = nil
-		r.FindingsCount = 99                                                      // Create counts
-		r.Duration = 83*time.Second + 250*time.Millisecond + 999*time.Microsecond // kept in whole milliseconds
+		r.FindingsCount = 99 // Create counts
+		// Kept in whole milliseconds.
+		r.Duration = 83*time.Second + 250*time.Millisecond + 999*time.Microsecond
 
 		if err := f.reviews.Create(ctx, f.db.Writer(), &r); err != nil {
 			t.Fatal(err)
