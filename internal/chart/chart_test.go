@@ -366,7 +366,9 @@ func TestGolden(t *testing.T) {
 				Labels: []string{"https://ci.example.com/hooks/quorum", "https://chat.example.org/" + strings.Repeat("x", 80), "https://quiet.example.net/"}, Percents: []float64{98.5, 60, nan},
 				Missing: "no attempts"})
 		},
-		"empty": func() chart.Chart { return chart.StackedBars(chart.Plot{ID: "findings", Title: "Findings per week", XName: "Week"}) },
+		"empty": func() chart.Chart {
+			return chart.StackedBars(chart.Plot{ID: "findings", Title: "Findings per week", XName: "Week"})
+		},
 	}
 	for name, draw := range charts {
 		c := draw()
