@@ -173,34 +173,12 @@ func StackedBars(p Plot) Chart {
 			totals[i] += positive(s.Values[i])
 		}
 	}
-	table := Table{Caption: p.Title, Header: []string{p.XName}}
-	for _, s := range p.Series {
-		table.Header = append(table.Header, s.name())
-	}
-	table.Header = append(table.Header, "Total")
 	top := maxOf(totals)
 	if top <= 0 {
-		return empty(id, p.Title, p.Desc, table)
+		return empty(id, p.Title, p.Desc, p.table(totals))
 	}
-	for i, label := range p.Labels {
-		row := []string{label}
-		for _, s := range p.Series {
-			row = append(row, withUnit(valueAt(s.Values, i), p.Unit))
-		}
-		table.Rows = append(table.Rows, append(row, withUnit(totals[i], p.Unit)))
-	}
-
-	desc := p.Desc
-	if desc == "" {
-		desc = fmt.Sprintf("Stacked bars of %s per %s, %s to %s; the table below has the numbers.",
-			seriesNames(p.Series), strings.ToLower(orDefault(p.XName, "label")), p.Labels[0], p.Labels[n-1])
-	}
-	axis := newAxis(top)
-	legendHeight, legend := legendOf(p.Series, plotBottom+30, false)
 	var b strings.Builder
-	open(&b, id, "chart chart-stacked", plotBottom+30+legendHeight, p.Title, desc)
-	axis.draw(&b, p.Unit)
-	slot := (plotRight - plotLeft) / float64(n)
+	axis, slot, legend := p.begin(&b, id, "Stacked bars", "chart chart-stacked", top, false)
 	barWidth := slot * 0.7
 	for i, label := range p.Labels {
 		x := plotLeft + float64(i)*slot + (slot-barWidth)/2
@@ -221,7 +199,7 @@ func StackedBars(p Plot) Chart {
 	xLabels(&b, p.Labels, slot)
 	b.WriteString(legend)
 	b.WriteString(`</svg>`)
-	return Chart{SVG: template.HTML(b.String()), Table: table}
+	return Chart{SVG: template.HTML(b.String()), Table: p.table(totals)}
 }
 
 // Lines draws each series as a line of points over the labels, with a
@@ -231,10 +209,6 @@ func StackedBars(p Plot) Chart {
 func Lines(p Plot) Chart {
 	id := cleanID(p.ID)
 	n := len(p.Labels)
-	table := Table{Caption: p.Title, Header: []string{p.XName}}
-	for _, s := range p.Series {
-		table.Header = append(table.Header, s.name())
-	}
 	top, some := 0.0, false
 	for _, s := range p.Series {
 		for i := range min(n, len(s.Values)) {
@@ -244,27 +218,10 @@ func Lines(p Plot) Chart {
 		}
 	}
 	if !some {
-		return empty(id, p.Title, p.Desc, table)
+		return empty(id, p.Title, p.Desc, p.table(nil))
 	}
-	for i, label := range p.Labels {
-		row := []string{label}
-		for _, s := range p.Series {
-			row = append(row, withUnit(valueAt(s.Values, i), p.Unit))
-		}
-		table.Rows = append(table.Rows, row)
-	}
-
-	desc := p.Desc
-	if desc == "" {
-		desc = fmt.Sprintf("Lines of %s per %s, %s to %s; the table below has the numbers.",
-			seriesNames(p.Series), strings.ToLower(orDefault(p.XName, "label")), p.Labels[0], p.Labels[n-1])
-	}
-	axis := newAxis(top)
-	legendHeight, legend := legendOf(p.Series, plotBottom+30, true)
 	var b strings.Builder
-	open(&b, id, "chart chart-lines", plotBottom+30+legendHeight, p.Title, desc)
-	axis.draw(&b, p.Unit)
-	slot := (plotRight - plotLeft) / float64(n)
+	axis, slot, legend := p.begin(&b, id, "Lines", "chart chart-lines", top, true)
 	xAt := func(i int) float64 { return plotLeft + (float64(i)+0.5)*slot }
 	for k, s := range p.Series {
 		colour := Colour(s.Key, k)
@@ -299,7 +256,49 @@ func Lines(p Plot) Chart {
 	xLabels(&b, p.Labels, slot)
 	b.WriteString(legend)
 	b.WriteString(`</svg>`)
-	return Chart{SVG: template.HTML(b.String()), Table: table}
+	return Chart{SVG: template.HTML(b.String()), Table: p.table(nil)}
+}
+
+// table is the plot's data: a row per label, a column per series, and a
+// last column of totals when totals is not nil. Without labels it has only
+// the headers.
+func (p Plot) table(totals []float64) Table {
+	t := Table{Caption: p.Title, Header: []string{p.XName}}
+	for _, s := range p.Series {
+		t.Header = append(t.Header, s.name())
+	}
+	if totals != nil {
+		t.Header = append(t.Header, "Total")
+	}
+	for i, label := range p.Labels {
+		row := []string{label}
+		for _, s := range p.Series {
+			row = append(row, withUnit(valueAt(s.Values, i), p.Unit))
+		}
+		if totals != nil {
+			row = append(row, withUnit(totals[i], p.Unit))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// begin writes the start of a plot with data up to top: the <svg>, its
+// title and description (kind, "Lines", starts the one made when Desc is
+// empty) and the vertical axis. It returns the axis, the width each label
+// has, and the legend to write last.
+func (p Plot) begin(b *strings.Builder, id, kind, class string, top float64, markers bool) (axis, float64, string) {
+	n := len(p.Labels)
+	desc := p.Desc
+	if desc == "" {
+		desc = fmt.Sprintf("%s of %s per %s, %s to %s; the table below has the numbers.",
+			kind, seriesNames(p.Series), strings.ToLower(orDefault(p.XName, "label")), p.Labels[0], p.Labels[n-1])
+	}
+	a := newAxis(top)
+	legendHeight, legend := legendOf(p.Series, plotBottom+30, markers)
+	open(b, id, class, plotBottom+30+legendHeight, p.Title, desc)
+	a.draw(b, p.Unit)
+	return a, (plotRight - plotLeft) / float64(n), legend
 }
 
 // Bars is the data of a chart of percentages, one horizontal bar each.

@@ -144,6 +144,24 @@ func repositoryID(ctx context.Context, q store.Querier, s Scope) (string, error)
 	return id, nil
 }
 
+// queryScope runs ofRepo when the scope names a repository, with its id,
+// or else ofAccount, with the account's; both take the window's bounds as
+// $2 and $3.
+func queryScope(ctx context.Context, q store.Querier, s Scope, w Window, ofRepo, ofAccount string) (store.Rows, error) {
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	repoID, err := repositoryID(ctx, q, s)
+	if err != nil {
+		return nil, err
+	}
+	query, key := ofAccount, s.AccountID
+	if repoID != "" {
+		query, key = ofRepo, repoID
+	}
+	return q.Query(ctx, query, key, store.Micros(w.Since), store.Micros(w.Until))
+}
+
 // SeverityWeek is one ISO week's findings.
 type SeverityWeek struct {
 	Start time.Time // Monday 00:00 UTC
@@ -171,27 +189,16 @@ WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3` + 
 // the window per ISO week and severity. Every week of the window is listed,
 // oldest first, weeks without findings with zero counts.
 func FindingsPerWeek(ctx context.Context, q store.Querier, s Scope, w Window) ([]SeverityWeek, error) {
-	if err := w.check(); err != nil {
+	rows, err := queryScope(ctx, q, s, w, findingsOfRepo, findingsOfAccount)
+	if err != nil {
 		return nil, fmt.Errorf("findings per week: %w", err)
 	}
-	repoID, err := repositoryID(ctx, q, s)
-	if err != nil {
-		return nil, err
-	}
-	query, key := findingsOfAccount, s.AccountID
-	if repoID != "" {
-		query, key = findingsOfRepo, repoID
-	}
+	defer rows.Close()
 	starts := Week.buckets(w)
 	weeks := make([]SeverityWeek, len(starts))
 	for i, start := range starts {
 		weeks[i] = SeverityWeek{Start: start, Label: Week.Label(start), Counts: make([]int, len(review.Severities))}
 	}
-	rows, err := q.Query(ctx, query, key, store.Micros(w.Since), store.Micros(w.Until))
-	if err != nil {
-		return nil, fmt.Errorf("findings per week: %w", err)
-	}
-	defer rows.Close()
 	for rows.Next() {
 		var (
 			at       int64
@@ -243,28 +250,17 @@ WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3`
 // period (Day or Week) and verdict, with the median and 90th percentile of
 // their durations. Every period of the window is listed, oldest first.
 func ReviewsOverTime(ctx context.Context, q store.Querier, s Scope, w Window, p Period) ([]ReviewBucket, error) {
-	if err := w.check(); err != nil {
+	rows, err := queryScope(ctx, q, s, w, reviewsOfRepo, reviewsOfAccount)
+	if err != nil {
 		return nil, fmt.Errorf("reviews over time: %w", err)
 	}
-	repoID, err := repositoryID(ctx, q, s)
-	if err != nil {
-		return nil, err
-	}
-	query, key := reviewsOfAccount, s.AccountID
-	if repoID != "" {
-		query, key = reviewsOfRepo, repoID
-	}
+	defer rows.Close()
 	starts := p.buckets(w)
 	out := make([]ReviewBucket, len(starts))
 	durations := make([][]time.Duration, len(starts))
 	for i, start := range starts {
 		out[i] = ReviewBucket{Start: start, Label: p.Label(start), Verdicts: make([]int, len(Verdicts))}
 	}
-	rows, err := q.Query(ctx, query, key, store.Micros(w.Since), store.Micros(w.Until))
-	if err != nil {
-		return nil, fmt.Errorf("reviews over time: %w", err)
-	}
-	defer rows.Close()
 	for rows.Next() {
 		var (
 			at      int64
