@@ -347,8 +347,8 @@ func PercentBars(c Bars) Chart {
 
 	desc := c.Desc
 	if desc == "" {
-		desc = fmt.Sprintf("%s of %d %s as horizontal bars; the table below has the numbers.",
-			orDefault(c.ValueName, "Percent"), len(c.Labels), strings.ToLower(orDefault(c.LabelName, "labels")))
+		desc = fmt.Sprintf("%s per %s as horizontal bars, %d of them; the table below has the numbers.",
+			orDefault(c.ValueName, "Percent"), strings.ToLower(orDefault(c.LabelName, "label")), len(c.Labels))
 	}
 	const (
 		rowHeight = 40.0
