@@ -99,6 +99,7 @@ func reviewFailure(err error) error { return usageError{err} }
 func runReview(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	// Specialists write progress to stderr from their goroutines.
 	stderr = &lockedWriter{w: stderr}
+	began := time.Now() // a saved review's duration runs from here to synthesis
 	c := newCommand("review", "quorum review [flags]", reviewSummary)
 	repoDir := c.String("repo", "", ".", "the git repository to review (a work tree or a git directory)")
 	base := c.String("base", "", "", "base revision (default: the merge-base of the head with the default branch)")
@@ -253,6 +254,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		return reviewFailure(fmt.Errorf("review interrupted: %w", err))
 	}
 	if saver != nil {
+		res.Review.Duration = res.Review.SynthesizedAt.Sub(began)
 		if err := saver(res); err != nil {
 			return reviewFailure(err)
 		}

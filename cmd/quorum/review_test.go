@@ -327,9 +327,17 @@ func TestReviewSaveServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, err := event.List(ctx, db.Reader(), acct.ID)
-	db.Close()
 	if err != nil || len(evs) != 2 {
+		db.Close()
 		t.Fatalf("events %v, err %v; want review.completed and finding.created", evs, err)
+	}
+	// The review's duration is stored for the dashboard: reading the
+	// repository and running the specialists take far more than 1 ms.
+	var ms *int64
+	err = db.Reader().QueryRow(ctx, `SELECT duration_ms FROM reviews WHERE id = $1`, id).Scan(&ms)
+	db.Close()
+	if err != nil || ms == nil || *ms <= 0 {
+		t.Errorf("stored duration %v (err %v), want some milliseconds", ms, err)
 	}
 
 	base := serve(t, env(), "--data-dir", data)

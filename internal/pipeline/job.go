@@ -175,6 +175,8 @@ func (w *Worker) now() time.Time {
 func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	a := job.Args
 	start := time.Now()
+	// On the worker's clock, as synthesis is: the review's stored duration.
+	began := w.now()
 	if err := w.checkCurrent(ctx, a); err != nil {
 		return cancelIfSuperseded(err)
 	}
@@ -252,6 +254,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	if errors.Is(context.Cause(runCtx), ErrSuperseded) {
 		return river.JobCancel(ErrSuperseded)
 	}
+	res.Review.Duration = res.Review.SynthesizedAt.Sub(began)
 	if err := ctx.Err(); err != nil {
 		if lastAttempt && !errors.Is(context.Cause(ctx), ErrSuperseded) {
 			// No attempt is left: say that the review could not be made.

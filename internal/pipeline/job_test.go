@@ -179,6 +179,11 @@ func TestReviewJobNewerHeadCancelsQueued(t *testing.T) {
 		if heads := jb.reviewedHeads(t); len(heads) != 1 || heads[0] != jb.head2 {
 			t.Fatalf("reviews of heads %v, want only %s", heads, jb.head2)
 		}
+		// The job stored how long it took: reading the change from git and
+		// the database round trips before synthesis take milliseconds.
+		if n := count(t, jb.db, `SELECT count(*) FROM reviews WHERE duration_ms > 0`); n != 1 {
+			t.Errorf("%d reviews with a duration, want the one the job stored", n)
+		}
 		var names []string
 		for _, e := range events(t, jb.db, jb.repo.AccountID) {
 			names = append(names, e.Name)

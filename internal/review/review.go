@@ -43,6 +43,9 @@ type Review struct {
 	RepositoryID      string   `json:"-"`
 	BaseSHA           string   `json:"-"`
 	SpecialistsFailed []string `json:"-"`
+	// Duration is how long the review took, from its job's start to
+	// synthesis; zero when not known (reviews stored before it was kept).
+	Duration time.Duration `json:"-"`
 }
 
 // Full is a review with its findings, ranked.

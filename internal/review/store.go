@@ -48,7 +48,7 @@ type Page struct {
 }
 
 const reviewColumns = `r.id, p.owner, p.name, r.pr_number, r.head_sha, r.verdict, r.synthesized_at,
-	r.specialists_succeeded, r.findings_count, r.summary, r.repository_id, r.base_sha, r.specialists_failed`
+	r.specialists_succeeded, r.findings_count, r.summary, r.repository_id, r.base_sha, r.specialists_failed, r.duration_ms`
 
 // One query per listing shape, so each uses its keyset index. The
 // repository is found by a scalar subquery, which both databases evaluate
@@ -216,13 +216,14 @@ func (s *Store) Create(ctx context.Context, q store.Querier, r *Full) error {
 		r.ID = id.New(id.Review, r.SynthesizedAt)
 	}
 	r.FindingsCount = len(r.Findings)
+	r.Duration = storedDuration(r.Duration)
 	succeeded, _ := json.Marshal(r.SpecialistsSucceeded)
 	failed, _ := json.Marshal(r.SpecialistsFailed)
 	_, err := q.Exec(ctx, `INSERT INTO reviews (id, repository_id, pr_number, base_sha, head_sha, verdict, summary,
-	specialists_succeeded, specialists_failed, findings_count, synthesized_at, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	specialists_succeeded, specialists_failed, findings_count, synthesized_at, created_at, duration_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		r.ID, r.RepositoryID, r.PRNumber, r.BaseSHA, r.HeadSHA, r.Verdict, r.Summary,
-		string(succeeded), string(failed), r.FindingsCount, store.Micros(r.SynthesizedAt), store.Micros(now))
+		string(succeeded), string(failed), r.FindingsCount, store.Micros(r.SynthesizedAt), store.Micros(now), durationMillis(r.Duration))
 	if err != nil {
 		return fmt.Errorf("insert review: %w", err)
 	}
@@ -258,6 +259,22 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 	return nil
 }
 
+// storedDuration is d as the store keeps it: whole milliseconds, and zero
+// (not known) for a negative one, which only a clock set back can make.
+func storedDuration(d time.Duration) time.Duration {
+	return max(d, 0).Truncate(time.Millisecond)
+}
+
+// durationMillis is d as stored: NULL when not known, so charts of review
+// durations leave the review out rather than count it as instant.
+func durationMillis(d time.Duration) *int64 {
+	if d <= 0 {
+		return nil
+	}
+	ms := d.Milliseconds()
+	return &ms
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -270,11 +287,15 @@ func scanReview(row store.Row) (Review, error) {
 		r                 Review
 		at                int64
 		succeeded, failed string
+		durationMS        *int64
 	)
 	err := row.Scan(&r.ID, &r.Owner, &r.Repo, &r.PRNumber, &r.HeadSHA, &r.Verdict, &at,
-		&succeeded, &r.FindingsCount, &r.Summary, &r.RepositoryID, &r.BaseSHA, &failed)
+		&succeeded, &r.FindingsCount, &r.Summary, &r.RepositoryID, &r.BaseSHA, &failed, &durationMS)
 	if err != nil {
 		return Review{}, err
+	}
+	if durationMS != nil {
+		r.Duration = time.Duration(*durationMS) * time.Millisecond
 	}
 	r.SynthesizedAt = store.FromMicros(at)
 	if err := json.Unmarshal([]byte(succeeded), &r.SpecialistsSucceeded); err != nil {

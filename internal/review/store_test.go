@@ -55,6 +55,8 @@ func TestCreateThenGet(t *testing.T) {
 		r.Findings[3].SuggestedPatch = &empty // an empty patch is not a missing one
 		r.Findings[2].Excerpt.Lines = nil
 		r.FindingsCount = 99 // Create counts
+		// Kept in whole milliseconds.
+		r.Duration = 83*time.Second + 250*time.Millisecond + 999*time.Microsecond
 
 		if err := f.reviews.Create(ctx, f.db.Writer(), &r); err != nil {
 			t.Fatal(err)
@@ -68,6 +70,10 @@ func TestCreateThenGet(t *testing.T) {
 		wantAt := time.Date(2026, 11, 23, 2, 4, 5, 123456000, time.UTC)
 		if r.SynthesizedAt != wantAt {
 			t.Errorf("after Create synthesized_at = %v, want %v", r.SynthesizedAt, wantAt)
+		}
+
+		if want := 83*time.Second + 250*time.Millisecond; r.Duration != want {
+			t.Errorf("after Create duration = %v, want %v", r.Duration, want)
 		}
 
 		got, err := f.reviews.Get(ctx, f.repo.AccountID, r.ID)

@@ -1,0 +1,359 @@
+// Package insight answers the dashboard's questions about one account's
+// reviews and webhook deliveries over a time window: findings per week by
+// severity, reviews per day by verdict with their durations, and each
+// endpoint's delivery success. Every query is scoped to one account.
+//
+// The queries read rows of the window through an index and bucket them in
+// Go, because SQLite and PostgreSQL share no date functions; the window is
+// bounded (MaxWindow) so that the rows read are too.
+package insight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/store"
+)
+
+// ErrNotFound is returned for a repository the account does not own (or
+// that does not exist): the two are indistinguishable.
+var ErrNotFound = errors.New("not found")
+
+// MaxWindow is the longest window a query reads: a year of reviews of an
+// account at its rate limit is still a bounded read.
+const MaxWindow = 366 * 24 * time.Hour
+
+// Scope is whose data a query reads: one account's, all its repositories
+// or, when Owner and Name are set, one of them.
+type Scope struct {
+	AccountID string
+	Owner     string
+	Name      string
+}
+
+// Window is the half-open time range [Since, Until) a query reads.
+type Window struct {
+	Since, Until time.Time
+}
+
+// LastWeeks returns the window of the n ISO weeks (Monday 00:00 UTC) up to
+// and including now's.
+func LastWeeks(now time.Time, n int) Window {
+	start := weekStart(now)
+	return Window{Since: start.AddDate(0, 0, -7*(n-1)), Until: start.AddDate(0, 0, 7)}
+}
+
+// LastDays returns the window of the n UTC days up to and including now's.
+func LastDays(now time.Time, n int) Window {
+	start := dayStart(now)
+	return Window{Since: start.AddDate(0, 0, -(n - 1)), Until: start.AddDate(0, 0, 1)}
+}
+
+func (w Window) check() error {
+	switch {
+	case !w.Since.Before(w.Until):
+		return fmt.Errorf("window %s to %s: since must be before until", w.Since.Format(time.RFC3339), w.Until.Format(time.RFC3339))
+	case w.Until.Sub(w.Since) > MaxWindow:
+		return fmt.Errorf("window %s to %s: longer than %d days; ask for a shorter one", w.Since.Format(time.RFC3339), w.Until.Format(time.RFC3339), MaxWindow/(24*time.Hour))
+	}
+	return nil
+}
+
+func weekStart(t time.Time) time.Time {
+	d := dayStart(t)
+	// Monday is the first day of an ISO week; Go's Sunday is 0.
+	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+}
+
+func dayStart(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// Period is the length of a bucket: a UTC day or an ISO week.
+type Period int
+
+// Periods of a bucket.
+const (
+	Day Period = iota
+	Week
+)
+
+func (p Period) start(t time.Time) time.Time {
+	if p == Week {
+		return weekStart(t)
+	}
+	return dayStart(t)
+}
+
+func (p Period) next(t time.Time) time.Time {
+	if p == Week {
+		return t.AddDate(0, 0, 7)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// Label names the bucket that starts at start: "2026-W48" for a week,
+// "2026-11-23" for a day.
+func (p Period) Label(start time.Time) string {
+	if p == Week {
+		y, w := start.ISOWeek()
+		return fmt.Sprintf("%d-W%02d", y, w)
+	}
+	return start.Format(time.DateOnly)
+}
+
+// buckets returns the starts of every bucket that overlaps w, oldest first.
+func (p Period) buckets(w Window) []time.Time {
+	var out []time.Time
+	for t := p.start(w.Since); t.Before(w.Until); t = p.next(t) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// index returns the bucket of at among starts (which begin at or before it).
+func index(starts []time.Time, at time.Time) int {
+	i, found := slices.BinarySearchFunc(starts, at, func(s, at time.Time) int { return s.Compare(at) })
+	if found {
+		return i
+	}
+	return i - 1
+}
+
+// repositoryID returns the id of the scope's repository, "" for every
+// repository of the account, or ErrNotFound.
+func repositoryID(ctx context.Context, q store.Querier, s Scope) (string, error) {
+	if s.Owner == "" && s.Name == "" {
+		return "", nil
+	}
+	var id string
+	err := q.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
+		s.AccountID, s.Owner, s.Name).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("find repository %s/%s: %w", s.Owner, s.Name, err)
+	}
+	return id, nil
+}
+
+// queryScope runs ofRepo when the scope names a repository, with its id,
+// or else ofAccount, with the account's; both take the window's bounds as
+// $2 and $3.
+func queryScope(ctx context.Context, q store.Querier, s Scope, w Window, ofRepo, ofAccount string) (store.Rows, error) {
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	repoID, err := repositoryID(ctx, q, s)
+	if err != nil {
+		return nil, err
+	}
+	query, key := ofAccount, s.AccountID
+	if repoID != "" {
+		query, key = ofRepo, repoID
+	}
+	return q.Query(ctx, query, key, store.Micros(w.Since), store.Micros(w.Until))
+}
+
+// SeverityWeek is one ISO week's findings.
+type SeverityWeek struct {
+	Start time.Time // Monday 00:00 UTC
+	Label string    // "2026-W48"
+	// Counts holds the findings of the week's reviews per severity, in
+	// the order of review.Severities (critical first).
+	Counts []int
+}
+
+// Findings of the reviews synthesized in the window, one row per review
+// and severity: at most five rows a review. One query per scope, so each
+// uses its index: reviews_repo_keyset for one repository's window, and for
+// the account's, its repositories (repositories_account_owner_name) each
+// with reviews_repo_keyset; findings_review_position finds the findings.
+const (
+	findingsSelect = `SELECT r.synthesized_at, f.severity, COUNT(*)
+FROM reviews r JOIN findings f ON f.review_id = r.id`
+	findingsGroup     = ` GROUP BY r.id, r.synthesized_at, f.severity`
+	findingsOfRepo    = findingsSelect + ` WHERE r.repository_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3` + findingsGroup
+	findingsOfAccount = findingsSelect + ` JOIN repositories p ON p.id = r.repository_id
+WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3` + findingsGroup
+)
+
+// FindingsPerWeek counts the findings of the scope's reviews synthesized in
+// the window per ISO week and severity. Every week of the window is listed,
+// oldest first, weeks without findings with zero counts.
+func FindingsPerWeek(ctx context.Context, q store.Querier, s Scope, w Window) ([]SeverityWeek, error) {
+	rows, err := queryScope(ctx, q, s, w, findingsOfRepo, findingsOfAccount)
+	if err != nil {
+		return nil, fmt.Errorf("findings per week: %w", err)
+	}
+	defer rows.Close()
+	starts := Week.buckets(w)
+	weeks := make([]SeverityWeek, len(starts))
+	for i, start := range starts {
+		weeks[i] = SeverityWeek{Start: start, Label: Week.Label(start), Counts: make([]int, len(review.Severities))}
+	}
+	for rows.Next() {
+		var (
+			at       int64
+			severity string
+			n        int
+		)
+		if err := rows.Scan(&at, &severity, &n); err != nil {
+			return nil, fmt.Errorf("findings per week: %w", err)
+		}
+		sev := slices.Index(review.Severities, severity)
+		if sev < 0 {
+			continue // not a severity the spec knows; nothing stores one
+		}
+		weeks[index(starts, store.FromMicros(at))].Counts[sev] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("findings per week: %w", err)
+	}
+	return weeks, nil
+}
+
+// Verdicts, in the order ReviewBucket.Verdicts counts them.
+var Verdicts = []string{review.VerdictApprove, review.VerdictComment, review.VerdictRequestChanges}
+
+// ReviewBucket is one day's (or week's) reviews.
+type ReviewBucket struct {
+	Start time.Time // 00:00 UTC of the day, or Monday's of the week
+	Label string    // "2026-11-23", or "2026-W48"
+	// Verdicts counts the reviews per verdict, in the order of Verdicts.
+	Verdicts []int
+	// Timed is how many of the reviews have a duration (reviews stored
+	// before durations were kept have none); Median and P90 are of those,
+	// and zero when Timed is.
+	Timed  int
+	Median time.Duration
+	P90    time.Duration
+}
+
+// The scope's reviews synthesized in the window, through
+// reviews_repo_keyset as findings are.
+const (
+	reviewsSelect    = `SELECT r.synthesized_at, r.verdict, r.duration_ms FROM reviews r`
+	reviewsOfRepo    = reviewsSelect + ` WHERE r.repository_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3`
+	reviewsOfAccount = reviewsSelect + ` JOIN repositories p ON p.id = r.repository_id
+WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3`
+)
+
+// ReviewsOverTime counts the scope's reviews synthesized in the window per
+// period (Day or Week) and verdict, with the median and 90th percentile of
+// their durations. Every period of the window is listed, oldest first.
+func ReviewsOverTime(ctx context.Context, q store.Querier, s Scope, w Window, p Period) ([]ReviewBucket, error) {
+	rows, err := queryScope(ctx, q, s, w, reviewsOfRepo, reviewsOfAccount)
+	if err != nil {
+		return nil, fmt.Errorf("reviews over time: %w", err)
+	}
+	defer rows.Close()
+	starts := p.buckets(w)
+	out := make([]ReviewBucket, len(starts))
+	durations := make([][]time.Duration, len(starts))
+	for i, start := range starts {
+		out[i] = ReviewBucket{Start: start, Label: p.Label(start), Verdicts: make([]int, len(Verdicts))}
+	}
+	for rows.Next() {
+		var (
+			at      int64
+			verdict string
+			ms      *int64
+		)
+		if err := rows.Scan(&at, &verdict, &ms); err != nil {
+			return nil, fmt.Errorf("reviews over time: %w", err)
+		}
+		i := index(starts, store.FromMicros(at))
+		if v := slices.Index(Verdicts, verdict); v >= 0 {
+			out[i].Verdicts[v]++
+		}
+		if ms != nil {
+			durations[i] = append(durations[i], time.Duration(*ms)*time.Millisecond)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reviews over time: %w", err)
+	}
+	for i, ds := range durations {
+		if len(ds) == 0 {
+			continue
+		}
+		slices.Sort(ds)
+		out[i].Timed, out[i].Median, out[i].P90 = len(ds), percentile(ds, 50), percentile(ds, 90)
+	}
+	return out, nil
+}
+
+// percentile is the nearest-rank percentile of sorted: the smallest value
+// at least pct percent of them are at or below. It is always one of the
+// durations measured, never an interpolation.
+func percentile(sorted []time.Duration, pct float64) time.Duration {
+	rank := int(math.Ceil(pct / 100 * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
+}
+
+// EndpointSuccess is how one webhook endpoint's deliveries went.
+type EndpointSuccess struct {
+	EndpointID  string
+	URL         string
+	Description string
+	// Attempts are the attempts of the deliveries made in the window;
+	// Succeeded, those that got a 2xx answer.
+	Attempts  int
+	Succeeded int
+}
+
+// Rate is the fraction (0 to 1) of attempts that succeeded, and false when
+// there were none.
+func (e EndpointSuccess) Rate() (float64, bool) {
+	if e.Attempts == 0 {
+		return 0, false
+	}
+	return float64(e.Succeeded) / float64(e.Attempts), true
+}
+
+// The account's endpoints (webhook_endpoints_account), each with the
+// deliveries made in the window (webhook_deliveries_endpoint) and their
+// attempts (the primary key of webhook_attempts). An attempt succeeded when
+// it recorded no error: a 2xx answer (see webhook's Worker).
+const deliverySuccess = `SELECT e.id, e.url, e.description, COUNT(a.delivery_id), COUNT(CASE WHEN a.error = '' THEN 1 END)
+FROM webhook_endpoints e
+LEFT JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.created_at >= $2 AND d.created_at < $3
+LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
+WHERE e.account_id = $1 AND e.deleted_at IS NULL
+GROUP BY e.id, e.url, e.description, e.created_at
+ORDER BY e.created_at, e.id`
+
+// DeliverySuccess reports, for each of the account's webhook endpoints not
+// deleted, oldest first, the attempts of the deliveries made in the window
+// and how many succeeded. An endpoint without deliveries in the window is
+// listed with none.
+func DeliverySuccess(ctx context.Context, q store.Querier, accountID string, w Window) ([]EndpointSuccess, error) {
+	if err := w.check(); err != nil {
+		return nil, fmt.Errorf("delivery success: %w", err)
+	}
+	rows, err := q.Query(ctx, deliverySuccess, accountID, store.Micros(w.Since), store.Micros(w.Until))
+	if err != nil {
+		return nil, fmt.Errorf("delivery success: %w", err)
+	}
+	defer rows.Close()
+	out := []EndpointSuccess{}
+	for rows.Next() {
+		var e EndpointSuccess
+		if err := rows.Scan(&e.EndpointID, &e.URL, &e.Description, &e.Attempts, &e.Succeeded); err != nil {
+			return nil, fmt.Errorf("delivery success: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("delivery success: %w", err)
+	}
+	return out, nil
+}
