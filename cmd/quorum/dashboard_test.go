@@ -217,6 +217,7 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		t.Errorf("the first attempt does not show the signedReceiver's 204: %q", got)
 	}
 	b.Click("#redeliver")
+	b.WaitVisible("#notice")
 	if got := rcv.next(t); got.event != "ping" || len(got.verified) != 1 {
 		t.Fatalf("the redelivery reached the signedReceiver as %+v", got)
 	}
@@ -239,6 +240,7 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	rcv.trust(rotated)
 	b.Click("#endpoint-link")
 	b.Click("#send-ping")
+	b.WaitVisible(`tr[id^="delivery-"]`)
 	if got := rcv.next(t); len(got.verified) != 2 {
 		t.Fatalf("a ping during the overlap verified with %d of the two secrets, want both", len(got.verified))
 	}
@@ -266,7 +268,7 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	// session's form POST is refused.
 	b.Fill("#token", readOnly)
 	b.Click("#sign-in")
-	b.WaitVisible("main h1")
+	b.WaitVisible("#sign-out") // signed in: the sign-in page has no sign-out button
 	b.Open(base+"/dashboard/webhooks", "main h1")
 	if n := browsertest.Eval[float64](b, `document.querySelectorAll("#create-endpoint").length`); n != 0 {
 		t.Error("a token without webhooks:write is shown the New endpoint link")

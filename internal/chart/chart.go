@@ -144,6 +144,9 @@ type Plot struct {
 	// Unit follows each value in the table and on the axis ("s"); may be
 	// empty.
 	Unit string
+	// Counts says the values are whole numbers (findings, reviews): the
+	// axis then steps by whole numbers, never 0.2 of a finding.
+	Counts bool
 }
 
 // Geometry, in viewBox units. At 480 wide and 12 high, text is about 9 px
@@ -295,6 +298,9 @@ func (p Plot) begin(b *strings.Builder, id, kind, class string, top float64, mar
 			kind, seriesNames(p.Series), strings.ToLower(orDefault(p.XName, "label")), p.Labels[0], p.Labels[n-1])
 	}
 	a := newAxis(top)
+	if p.Counts && a.step < 1 {
+		a = axis{top: math.Ceil(top), step: 1}
+	}
 	legendHeight, legend := legendOf(p.Series, plotBottom+30, markers)
 	open(b, id, class, plotBottom+30+legendHeight, p.Title, desc)
 	a.draw(b, p.Unit)

@@ -404,3 +404,16 @@ func equalTables(a, b chart.Table) bool {
 	}
 	return true
 }
+
+// TestCountsStepByWholeNumbers: one finding is not drawn on an axis of
+// 0.2, 0.4, … findings.
+func TestCountsStepByWholeNumbers(t *testing.T) {
+	p := chart.Plot{ID: "c", Title: "Findings", XName: "Week", Labels: []string{"W1"}, Series: []chart.Series{{Key: "high", Values: []float64{1}}}}
+	if svg := string(chart.StackedBars(p).SVG); !strings.Contains(svg, ">0.2<") {
+		t.Fatalf("without Counts the axis of one finding has no 0.2 step: the test does not test")
+	}
+	p.Counts = true
+	if svg := string(chart.StackedBars(p).SVG); strings.Contains(svg, ">0.2<") || !strings.Contains(svg, ">1<") {
+		t.Errorf("an axis of counts has fractional steps:\n%s", svg)
+	}
+}

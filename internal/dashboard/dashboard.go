@@ -119,6 +119,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST "+Prefix+"sign-out", s.page("", s.signOut))
 	mux.Handle("GET "+Prefix+"{$}", s.page("", s.home))
 	mux.Handle("GET "+Prefix+"repositories", s.page(token.ScopeReviewsRead, s.repositories))
+	mux.Handle("GET "+Prefix+"insights", s.page(token.ScopeReviewsRead, s.insights))
 	s.reviewRoutes(mux)
 	s.webhookRoutes(mux)
 	mux.Handle(Prefix, s.page("", func(w http.ResponseWriter, r *http.Request, _ *session) error {

@@ -92,21 +92,9 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 		f reviewFilter
 		q review.SearchQuery
 	)
-	values, err := url.ParseQuery(rawQuery)
+	get, err := queryParams(rawQuery)
 	if err != nil {
-		return f, q, badRequest("The address's query could not be read (%v). Use the filter form.", err)
-	}
-	get := func(name string) (string, error) {
-		vs := values[name]
-		switch {
-		case len(vs) > 1:
-			return "", badRequest("The %q parameter is given more than once; give it once.", name)
-		case len(vs) == 0:
-			return "", nil
-		case !utf8.ValidString(vs[0]) || strings.ContainsRune(vs[0], 0) || len(vs[0]) > 512:
-			return "", badRequest("The %q parameter must be UTF-8 text without NUL characters, at most 512 bytes.", name)
-		}
-		return strings.TrimSpace(vs[0]), nil
+		return f, q, err
 	}
 	if f.Repo, err = get("repo"); err != nil {
 		return f, q, err
@@ -122,12 +110,8 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 		return f, q, err
 	}
 
-	if f.Repo != "" {
-		owner, name, ok := strings.Cut(f.Repo, "/")
-		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-			return f, q, badRequest("The repository %q is not owner/name, e.g. acme/widgets.", f.Repo)
-		}
-		q.Owner, q.Repo = owner, name
+	if q.Owner, q.Repo, err = splitRepo(f.Repo); err != nil {
+		return f, q, err
 	}
 	if f.PR != "" {
 		n, err := strconv.Atoi(f.PR)
@@ -156,6 +140,40 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 	return f, q, nil
 }
 
+// queryParams reads a page's query: get(name) is the parameter's value,
+// trimmed, "" when absent; one given twice, or not UTF-8 text, is a 400.
+func queryParams(rawQuery string) (get func(name string) (string, error), err error) {
+	values, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, badRequest("The address's query could not be read (%v). Use the page's own forms and links.", err)
+	}
+	return func(name string) (string, error) {
+		vs := values[name]
+		switch {
+		case len(vs) > 1:
+			return "", badRequest("The %q parameter is given more than once; give it once.", name)
+		case len(vs) == 0:
+			return "", nil
+		case !utf8.ValidString(vs[0]) || strings.ContainsRune(vs[0], 0) || len(vs[0]) > 512:
+			return "", badRequest("The %q parameter must be UTF-8 text without NUL characters, at most 512 bytes.", name)
+		}
+		return strings.TrimSpace(vs[0]), nil
+	}, nil
+}
+
+// splitRepo splits a repository parameter, owner/name; "" is no
+// repository.
+func splitRepo(repo string) (owner, name string, err error) {
+	if repo == "" {
+		return "", "", nil
+	}
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", badRequest("The repository %q is not owner/name, e.g. acme/widgets.", repo)
+	}
+	return owner, name, nil
+}
+
 // reviewView is a review as its page shows it.
 type reviewView struct {
 	review.Review
@@ -167,7 +185,7 @@ type reviewView struct {
 	// ShowContext is whether the token may see the findings' context (the
 	// source excerpt, the finding page): findings:read.
 	ShowContext bool
-	Files        []fileFindings
+	Files       []fileFindings
 }
 
 // fileFindings are a review's findings in one file, in rank order.
