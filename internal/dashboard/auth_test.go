@@ -2,12 +2,16 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/api"
 	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/token"
 )
@@ -312,4 +316,41 @@ func TestSessionsWorkAcrossReplicas(t *testing.T) {
 			t.Fatalf("signed out on one replica, the session still answers %d on the other", res.StatusCode)
 		}
 	})
+}
+
+// TestRoutesAreDocumented: every dashboard route is named in the OpenAPI
+// document's description and in docs/dashboard.md, so neither can drift
+// from the code.
+func TestRoutesAreDocumented(t *testing.T) {
+	s := newSite(t, storetest.SQLite(t))
+	dash, err := New(Config{}, s.db, s.tokens, slog.New(slog.DiscardHandler), s.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := api.OpenAPIJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var openapi struct {
+		Info struct{ Description string } `json:"info"`
+	}
+	if err := json.Unmarshal(doc, &openapi); err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile("../../docs/dashboard.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := dash.Routes()
+	if len(routes) < 20 {
+		t.Fatalf("only %d routes: %v", len(routes), routes)
+	}
+	for _, r := range routes {
+		if !strings.Contains(openapi.Info.Description, "`"+r+"`") {
+			t.Errorf("api/openapi.yaml's description does not name the dashboard route `%s`", r)
+		}
+		if !strings.Contains(string(guide), "`"+r+"`") {
+			t.Errorf("docs/dashboard.md does not name the route `%s`", r)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ type Server struct {
 	now      func() time.Time
 	pages    pages
 	handler  http.Handler
+	patterns []string
 }
 
 // New builds the dashboard over the store; tokens authenticates sign-ins.
@@ -112,7 +114,7 @@ func secure(next http.Handler) http.Handler {
 // CrossOriginProtection reads Sec-Fetch-Site and Origin), and a signed-in
 // form must also carry its session's CSRF token.
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET "+Prefix+"assets/{name}", serveAsset())
 	mux.Handle("GET "+Prefix+"sign-in", http.HandlerFunc(s.signInPage))
 	mux.Handle("POST "+Prefix+"sign-in", http.HandlerFunc(s.signIn))
@@ -122,9 +124,10 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"insights", s.page(token.ScopeReviewsRead, s.insights))
 	s.reviewRoutes(mux)
 	s.webhookRoutes(mux)
-	mux.Handle(Prefix, s.page("", func(w http.ResponseWriter, r *http.Request, _ *session) error {
+	mux.ServeMux.Handle(Prefix, s.page("", func(w http.ResponseWriter, r *http.Request, _ *session) error {
 		return notFound("There is no dashboard page at %s.", r.URL.Path)
 	}))
+	s.patterns = mux.patterns
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -133,6 +136,23 @@ func (s *Server) routes() http.Handler {
 	}))
 	return secure(cop.Handler(mux))
 }
+
+// routeMux is a ServeMux that remembers the patterns it was given, for
+// Routes.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+// Routes lists the dashboard's routes ("GET /dashboard/reviews/{id}"), for
+// the documents that must name them (the OpenAPI description,
+// docs/dashboard.md).
+func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
 
 // pageError is an error a page shows as it is, with its HTTP status.
 type pageError struct {

@@ -26,7 +26,7 @@ var verdicts = []string{review.VerdictApprove, review.VerdictComment, review.Ver
 // review's findings come with the review (reviews:read); their context —
 // the source excerpt and the finding's own page — needs findings:read, as
 // GET /v1/findings/{id} does.
-func (s *Server) reviewRoutes(mux *http.ServeMux) {
+func (s *Server) reviewRoutes(mux *routeMux) {
 	mux.Handle("GET "+Prefix+"reviews", s.page(token.ScopeReviewsRead, s.reviewList))
 	mux.Handle("GET "+Prefix+"reviews/{id}", s.page(token.ScopeReviewsRead, s.reviewPage))
 	mux.Handle("GET "+Prefix+"findings/{id}", s.page(token.ScopeFindingsRead, s.findingPage))

@@ -27,7 +27,7 @@ const (
 // need webhooks:read and every state change webhooks:write, as in the API;
 // the new-endpoint form needs webhooks:write too, since it leads nowhere
 // without it.
-func (s *Server) webhookRoutes(mux *http.ServeMux) {
+func (s *Server) webhookRoutes(mux *routeMux) {
 	read, write := token.ScopeWebhooksRead, token.ScopeWebhooksWrite
 	mux.Handle("GET "+Prefix+"webhooks", s.page(read, s.listEndpoints))
 	mux.Handle("GET "+Prefix+"webhooks/new", s.page(write, s.newEndpoint))
