@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -211,9 +212,17 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, sess *session) err
 }
 
 // safeNext is where to go after signing in: a dashboard path of this
-// site, never another site (an open redirect).
+// site, never another site (an open redirect). The path must stay under
+// Prefix once its dot segments are resolved, as http.Redirect and
+// browsers resolve them; and it may hold no backslash, space or control
+// character, which browsers drop or read as "/" (so that
+// "/dashboard/../\t/evil.example" would become "//evil.example"), and
+// which make a broken Location header.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	p, _, _ := strings.Cut(next, "?")
+	p, _, _ = strings.Cut(p, "#")
+	if !strings.HasPrefix(next, Prefix) || !strings.HasPrefix(path.Clean(p)+"/", Prefix) ||
+		strings.ContainsFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' }) {
 		return Prefix
 	}
 	return next
