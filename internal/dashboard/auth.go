@@ -72,8 +72,8 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		s.renderError(w, r, nil, badRequest("The form could not be read: send it from the sign-in page."))
+	if err := readForm(r); err != nil {
+		s.renderError(w, r, nil, err)
 		return
 	}
 	v := signInView{Next: safeNext(r.PostForm.Get("next"))}

@@ -176,7 +176,11 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if !sess.validCSRF(r.PostFormValue("csrf")) {
+			if err := readForm(r); err != nil {
+				s.renderError(w, r, sess, err)
+				return
+			}
+			if !sess.validCSRF(r.PostForm.Get("csrf")) {
 				s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden,
 					Detail: "The form's security token is missing or stale. Reload the page and send the form again."})
 				return
@@ -191,6 +195,21 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 			s.renderError(w, r, sess, err)
 		}
 	})
+}
+
+// readForm parses a posted form, or says why it cannot be read: a body
+// past maxFormBytes is a 413, anything else unreadable a 400, never a
+// "stale security token" that would send people to reload in vain.
+func readForm(r *http.Request) error {
+	err := r.ParseForm()
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &pageError{Status: http.StatusRequestEntityTooLarge,
+			Detail: fmt.Sprintf("The form is larger than %d KiB, more than any dashboard form needs. Shorten what you typed and send it again.", maxFormBytes>>10)}
+	}
+	return badRequest("The form could not be read (%v). Send it from the dashboard's own page.", err)
 }
 
 // maxFormBytes bounds a form's body: the largest form (an endpoint) holds
