@@ -12,10 +12,10 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// page is a form whose button writes the field's value into #out, by a
+// formPage is a form whose button writes the field's value into #out, by a
 // script the page loads from its own origin, so it runs under
 // script-src 'self'.
-const page = `<!doctype html>
+const formPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>browsertest</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <script src="/app.js" defer></script></head>
@@ -46,7 +46,7 @@ func server(t *testing.T) *httptest.Server {
 			w.Write([]byte(body))
 		}
 	}
-	mux.HandleFunc("GET /{$}", serve("text/html; charset=utf-8", page))
+	mux.HandleFunc("GET /{$}", serve("text/html; charset=utf-8", formPage))
 	mux.HandleFunc("GET /app.js", serve("text/javascript", script))
 	// Without a favicon the browser's request for one is a 404, which
 	// the console reports as an error.

@@ -72,8 +72,8 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		s.renderError(w, r, nil, badRequest("The form could not be read: send it from the sign-in page."))
+	if err := readForm(r); err != nil {
+		s.renderError(w, r, nil, err)
 		return
 	}
 	v := signInView{Next: safeNext(r.PostForm.Get("next"))}
@@ -93,6 +93,15 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		}
 		s.render(w, r, http.StatusUnauthorized, "sign-in", nil, "Sign in", v)
 		return
+	}
+	// The browser's previous session, if any, ends: its id is about to be
+	// replaced, and a session nobody can name should not live on (nor
+	// one an attacker planted and kept a copy of).
+	if c, err := r.Cookie(s.cookieName()); err == nil && c.Value != "" && len(c.Value) <= 64 {
+		if err := s.sessions.end(r.Context(), hashID(c.Value)); err != nil {
+			s.renderError(w, r, nil, err)
+			return
+		}
 	}
 	id, sess, err := s.sessions.create(r.Context(), p)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -195,7 +196,11 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if !sess.validCSRF(r.PostFormValue("csrf")) {
+			if err := readForm(r); err != nil {
+				s.renderError(w, r, sess, err)
+				return
+			}
+			if !sess.validCSRF(r.PostForm.Get("csrf")) {
 				s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden,
 					Detail: "The form's security token is missing or stale. Reload the page and send the form again."})
 				return
@@ -210,6 +215,21 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 			s.renderError(w, r, sess, err)
 		}
 	})
+}
+
+// readForm parses a posted form, or says why it cannot be read: a body
+// past maxFormBytes is a 413, anything else unreadable a 400, never a
+// "stale security token" that would send people to reload in vain.
+func readForm(r *http.Request) error {
+	err := r.ParseForm()
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &pageError{Status: http.StatusRequestEntityTooLarge,
+			Detail: fmt.Sprintf("The form is larger than %d KiB, more than any dashboard form needs. Shorten what you typed and send it again.", maxFormBytes>>10)}
+	}
+	return badRequest("The form could not be read (%v). Send it from the dashboard's own page.", err)
 }
 
 // maxFormBytes bounds a form's body: the largest form (an endpoint) holds
@@ -231,9 +251,17 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request, sess *session) err
 }
 
 // safeNext is where to go after signing in: a dashboard path of this
-// site, never another site (an open redirect).
+// site, never another site (an open redirect). The path must stay under
+// Prefix once its dot segments are resolved, as http.Redirect and
+// browsers resolve them; and it may hold no backslash, space or control
+// character, which browsers drop or read as "/" (so that
+// "/dashboard/../\t/evil.example" would become "//evil.example"), and
+// which make a broken Location header.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	p, _, _ := strings.Cut(next, "?")
+	p, _, _ = strings.Cut(p, "#")
+	if !strings.HasPrefix(next, Prefix) || !strings.HasPrefix(path.Clean(p)+"/", Prefix) ||
+		strings.ContainsFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' }) {
 		return Prefix
 	}
 	return next

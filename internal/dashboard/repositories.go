@@ -39,10 +39,13 @@ type repositoriesView struct {
 // repositories lists the account's repositories by name, each with the
 // latest review of its recently reviewed pull requests.
 func (s *Server) repositories(w http.ResponseWriter, r *http.Request, sess *session) error {
-	q := r.URL.Query()
-	after := q.Get("after")
-	if len(after) > 512 || strings.ContainsRune(after, 0) {
-		return badRequest("The page position is not valid: follow the dashboard's own Next link.")
+	get, err := queryParams(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	after, err := get("after")
+	if err != nil {
+		return err
 	}
 	// The first page starts after ("", ""), before every name.
 	afterOwner, afterName, _ := strings.Cut(after, "/")

@@ -132,7 +132,7 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 	if before != "" {
 		micros, rid, _ := strings.Cut(before, ".")
 		at, err := strconv.ParseInt(micros, 10, 64)
-		if err != nil || !id.Valid(id.Review, rid) {
+		if err != nil || at < 0 || !id.Valid(id.Review, rid) {
 			return f, q, badRequest("The page position is not valid: follow the list's own Next link.")
 		}
 		q.After = &review.Cursor{SynthesizedAt: at, ID: rid}
