@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Problem types: the anchor on {docs_url}/api/errors of each error code.
@@ -67,6 +68,12 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
 }
 
+// ProblemPager is a handler mounted in the API (the dashboard) that shows
+// the API's own errors on its paths to people, as pages.
+type ProblemPager interface {
+	ServeProblem(w http.ResponseWriter, r *http.Request, status int, detail string)
+}
+
 // problem is the RFC 9457 body.
 type problem struct {
 	Type          string         `json:"type"`
@@ -114,6 +121,12 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, e *Error) 
 	}
 	if e.Title != "" {
 		p.Title = e.Title
+	}
+	if pp, ok := s.cfg.Dashboard.(ProblemPager); ok && strings.HasPrefix(r.URL.Path, "/dashboard/") {
+		// A person's browser asked: the rate limit, a panic or headers too
+		// large are a page of the dashboard's, not JSON.
+		pp.ServeProblem(w, r, p.Status, e.Detail)
+		return
 	}
 	h := w.Header()
 	switch p.Status {

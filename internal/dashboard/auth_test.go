@@ -3,8 +3,10 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -352,5 +354,54 @@ func TestRoutesAreDocumented(t *testing.T) {
 		if !strings.Contains(string(guide), "`"+r+"`") {
 			t.Errorf("docs/dashboard.md does not name the route `%s`", r)
 		}
+	}
+}
+
+// TestTheAPIsOwnErrorsArePages: the rate limit the API's middleware
+// answers a dashboard request with is a page with the dashboard's headers,
+// not JSON.
+func TestTheAPIsOwnErrorsArePages(t *testing.T) {
+	db := storetest.SQLite(t)
+	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	tokens := token.NewStore(db, clock.Now)
+	log := slog.New(slog.DiscardHandler)
+	dash, err := New(Config{DocsURL: "https://quorum.example.com/docs"}, db, tokens, log, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(context.Background(), api.Config{RateLimit: 1, RateWindow: time.Hour, Dashboard: dash}, db, tokens, log, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		res, err := http.Get(hs.URL + "/dashboard/sign-in")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("request %d: status %d, want %d", i, res.StatusCode, want)
+		}
+		if want != http.StatusTooManyRequests {
+			continue
+		}
+		if ct := res.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" || !strings.Contains(string(body), "rate limit exceeded") {
+			t.Errorf("the rate limit on a dashboard page is %s:\n%s", ct, body)
+		}
+		if res.Header.Get("Retry-After") == "" || !strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("the rate-limit page lacks Retry-After or the CSP: %v", res.Header)
+		}
+	}
+	// The API's own paths still answer JSON.
+	res, err := http.Get(hs.URL + "/v1/reviews")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("an API error is %s, want problem+json", ct)
 	}
 }

@@ -140,3 +140,10 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, sess *sessi
 		TypeURL:     s.cfg.DocsURL + "/api/errors#" + pt.Code,
 	})
 }
+
+// ServeProblem shows an error the API's middleware answered a dashboard
+// request with (the rate limit, a panic, headers too large) as a page.
+func (s *Server) ServeProblem(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	secureHeaders(w.Header())
+	s.renderError(w, r, nil, &pageError{Status: status, Detail: detail})
+}
