@@ -172,3 +172,15 @@ func wantStatus(t *testing.T, res *http.Response, body string, want int) {
 		t.Fatalf("%s %s: status %d, want %d; body:\n%s", res.Request.Method, res.Request.URL.Path, res.StatusCode, want, body)
 	}
 }
+
+// followed checks that res is the 303 a form answers with and follows it,
+// as a browser does, returning the page it leads to.
+func (b *browser) followed(res *http.Response, body string) (*http.Response, string) {
+	b.t.Helper()
+	wantStatus(b.t, res, body, http.StatusSeeOther)
+	loc, err := res.Location()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return b.get(loc.RequestURI())
+}

@@ -130,3 +130,39 @@ func (s *sessions) end(ctx context.Context, hash string) error {
 func (sess session) validCSRF(got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) == 1
 }
+
+// secretWindow is how long after registering an endpoint or rotating its
+// secret the session may see the secret, once.
+const secretWindow = 10 * time.Minute
+
+// offerSecret lets the session see endpointID's secret once, within
+// secretWindow; kind is "created" or "rotated".
+func (s *sessions) offerSecret(ctx context.Context, hash, endpointID, kind string) error {
+	_, err := s.db.Writer().Exec(ctx, `UPDATE dashboard_sessions SET secret_endpoint = $2, secret_kind = $3, secret_until = $4 WHERE id_hash = $1`,
+		hash, endpointID, kind, store.Micros(s.now().Add(secretWindow)))
+	if err != nil {
+		return fmt.Errorf("offer the secret: %w", err)
+	}
+	return nil
+}
+
+// takeSecret reports whether the session may see endpointID's secret now,
+// and why ("created" or "rotated"); it may only once: of two requests at
+// the same time, one clears the offer and the other finds it gone.
+func (s *sessions) takeSecret(ctx context.Context, hash, endpointID string) (kind string, ok bool, err error) {
+	w := s.db.Writer()
+	err = w.QueryRow(ctx, `SELECT secret_kind FROM dashboard_sessions WHERE id_hash = $1 AND secret_endpoint = $2 AND secret_until > $3`,
+		hash, endpointID, store.Micros(s.now())).Scan(&kind)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("take the secret: %w", err)
+	}
+	n, err := w.Exec(ctx, `UPDATE dashboard_sessions SET secret_endpoint = NULL, secret_kind = '', secret_until = NULL
+WHERE id_hash = $1 AND secret_endpoint = $2 AND secret_kind = $3`, hash, endpointID, kind)
+	if err != nil {
+		return "", false, fmt.Errorf("take the secret: %w", err)
+	}
+	return kind, n == 1, nil
+}

@@ -35,6 +35,7 @@ func (s *Server) webhookRoutes(mux *routeMux) {
 	mux.Handle("GET "+Prefix+"webhooks/{id}", s.page(read, s.showEndpoint))
 	mux.Handle("POST "+Prefix+"webhooks/{id}", s.page(write, s.updateEndpoint))
 	mux.Handle("POST "+Prefix+"webhooks/{id}/rotate-secret", s.page(write, s.rotateSecret))
+	mux.Handle("GET "+Prefix+"webhooks/{id}/secret", s.page(write, s.secretPage))
 	mux.Handle("POST "+Prefix+"webhooks/{id}/disable", s.page(write, s.pauseEndpoint(true)))
 	mux.Handle("POST "+Prefix+"webhooks/{id}/enable", s.page(write, s.pauseEndpoint(false)))
 	mux.Handle("POST "+Prefix+"webhooks/{id}/delete", s.page(write, s.deleteEndpoint))
@@ -301,13 +302,14 @@ func (s *Server) newEndpoint(w http.ResponseWriter, r *http.Request, sess *sessi
 	return nil
 }
 
-// createEndpoint registers an endpoint and shows its secret, this once.
+// createEndpoint registers an endpoint and sends the browser to its secret,
+// shown this once.
 // A refused form comes back with each field's reason and status 400, the
 // status of the API's invalid-request problem; the endpoint limit is 409,
 // as in the API.
 func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, sess *session) error {
 	rawURL, description, events := readEndpointForm(r)
-	ep, secret, err := s.webhookPolicy().Create(r.Context(), s.db, sess.principal.AccountID,
+	ep, _, err := s.webhookPolicy().Create(r.Context(), s.db, sess.principal.AccountID,
 		webhook.NewEndpoint{URL: rawURL, Events: events, Description: description}, s.now())
 	var ve *webhook.ValidationError
 	var le *webhook.LimitError
@@ -325,7 +327,45 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, sess *se
 	case err != nil:
 		return err
 	}
-	s.render(w, r, http.StatusCreated, "webhook-secret", sess, "Endpoint registered", secretView{Created: true, Endpoint: ep, Secret: secret})
+	return s.showSecretOnce(w, r, sess, ep.ID, secretCreated)
+}
+
+// Why a session is shown an endpoint's secret.
+const (
+	secretCreated = "created"
+	secretRotated = "rotated"
+)
+
+// showSecretOnce lets the session see the endpoint's secret once and sends
+// the browser to the page that shows it (post/redirect/get): reloading
+// that page neither shows the secret again nor sends the form again.
+func (s *Server) showSecretOnce(w http.ResponseWriter, r *http.Request, sess *session, endpointID, kind string) error {
+	if err := s.sessions.offerSecret(r.Context(), sess.hash, endpointID, kind); err != nil {
+		return err
+	}
+	http.Redirect(w, r, Prefix+"webhooks/"+endpointID+"/secret", http.StatusSeeOther)
+	return nil
+}
+
+// secretPage shows the endpoint's secret to the session that just made
+// it, once; afterwards it says where the secret went.
+func (s *Server) secretPage(w http.ResponseWriter, r *http.Request, sess *session) error {
+	ep, err := s.loadEndpoint(r, sess)
+	if err != nil {
+		return err
+	}
+	kind, ok, err := s.sessions.takeSecret(r.Context(), sess.hash, ep.ID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("The secret of %s was shown once, when it was made, and is not shown again. If it is lost, rotate it on the endpoint's page.", ep.ID)
+	}
+	title := "Endpoint registered"
+	if kind == secretRotated {
+		title = "Secret rotated"
+	}
+	s.render(w, r, http.StatusOK, "webhook-secret", sess, title, secretView{Created: kind == secretCreated, Endpoint: ep, Secret: ep.Secret})
 	return nil
 }
 
@@ -468,12 +508,11 @@ func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, sess *sess
 		}
 		overlap = time.Duration(n) * time.Second
 	}
-	ep, secret, err := webhook.RotateSecret(r.Context(), s.db.Writer(), sess.principal.AccountID, eid, nil, overlap, s.now())
+	ep, _, err := webhook.RotateSecret(r.Context(), s.db.Writer(), sess.principal.AccountID, eid, nil, overlap, s.now())
 	if err != nil {
 		return webhookError(err, endpointNotFound(eid))
 	}
-	s.render(w, r, http.StatusOK, "webhook-secret", sess, "Secret rotated", secretView{Endpoint: ep, Secret: secret})
-	return nil
+	return s.showSecretOnce(w, r, sess, ep.ID, secretRotated)
 }
 
 // pingEndpoint queues a ping and shows it among the endpoint's deliveries.
