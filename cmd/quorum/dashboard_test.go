@@ -154,6 +154,9 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		t.Fatalf("the repositories page does not show the saved review:\n%s", got)
 	}
 	shot(b, "repositories")
+	b.Open(base+"/dashboard/reviews?repo=acme/widgets&verdict=request_changes", "#reviews")
+	shot(b, "reviews")
+	b.Open(base+"/dashboard/repositories", "table")
 	b.Click(`a[href^="/dashboard/reviews/rev_"]`)
 	b.WaitVisible("#review-verdict")
 	if got := b.Text("#review-verdict"); !strings.Contains(got, "request_changes") {
