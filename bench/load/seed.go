@@ -37,8 +37,8 @@ const (
 // seed fills a migrated database with n reviews of one repository, spaced one
 // second apart, the newest of which has 20 findings, and issues a token. Bulk
 // reviews (without findings) go in with multi-row INSERTs inside
-// transactions; reviews with findings go through review.Store.Create, in the
-// same transactions.
+// transactions, with their daily rollups; reviews with findings go through
+// review.Store.Create, in the same transactions.
 func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (seeded, error) {
 	start := time.Now()
 	acct, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, benchLogin, "Organization")
@@ -62,6 +62,9 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 		hi := min(lo+rowsPerTx, n)
 		err := db.InTx(ctx, func(tx store.Tx) error {
 			var rows []any
+			// The bulk reviews bypass Create, so their daily rollups are
+			// gathered here and written with the transaction's reviews.
+			var rollup review.Rollup
 			flush := func() error {
 				if len(rows) == 0 {
 					return nil
@@ -88,6 +91,7 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 						return err
 					}
 				default:
+					rollup.Add(&review.Full{Review: review.Review{RepositoryID: repo.ID, Verdict: review.VerdictApprove, SynthesizedAt: at}})
 					rows = append(rows,
 						id.New(id.Review, at), repo.ID, pr,
 						fmt.Sprintf("%040x", at.UnixNano()-1), fmt.Sprintf("%040x", at.UnixNano()),
@@ -100,7 +104,10 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 					}
 				}
 			}
-			return flush()
+			if err := flush(); err != nil {
+				return err
+			}
+			return rollup.Write(ctx, tx)
 		})
 		if err != nil {
 			return seeded{}, fmt.Errorf("seed reviews %d..%d: %w", lo, hi, err)

@@ -92,12 +92,15 @@ func findingsChart(weeks []insight.SeverityWeek) chart.Chart {
 	return chart.StackedBars(p)
 }
 
-// reviewCharts are reviews per day by verdict, and the median and 90th
-// percentile of their duration; a day with no timed review is a gap.
+// reviewCharts are reviews per day by verdict, and (estimates of) the
+// median and 90th percentile of their duration; a day with no timed review
+// is a gap.
 func reviewCharts(days []insight.ReviewBucket) (verdicts, duration chart.Chart) {
 	vp := chart.Plot{ID: "verdicts-per-day", Title: fmt.Sprintf("Reviews per day by verdict, last %d days", insightDays), XName: "Day", Counts: true}
-	dp := chart.Plot{ID: "review-duration", Title: fmt.Sprintf("Review duration per day, last %d days", insightDays), XName: "Day", Unit: "s",
-		Series: []chart.Series{{Key: "median", Name: "Median"}, {Key: "p90", Name: "90th percentile"}}}
+	// The percentiles are the upper bounds of histogram buckets (see
+	// insight.ReviewBucket): the chart says they are "at most".
+	dp := chart.Plot{ID: "review-duration", Title: fmt.Sprintf("Review duration per day (at most), last %d days", insightDays), XName: "Day", Unit: "s",
+		Series: []chart.Series{{Key: "median", Name: "Median, at most"}, {Key: "p90", Name: "90th percentile, at most"}}}
 	for i, verdict := range insight.Verdicts {
 		s := chart.Series{Key: verdict}
 		for _, d := range days {
@@ -114,6 +117,10 @@ func reviewCharts(days []insight.ReviewBucket) (verdicts, duration chart.Chart) 
 		}
 		dp.Series[0].Values = append(dp.Series[0].Values, median)
 		dp.Series[1].Values = append(dp.Series[1].Values, p90)
+	}
+	if len(days) > 0 {
+		dp.Desc = fmt.Sprintf("About how long reviews took per day, %s to %s: the median and the 90th percentile, each rounded up to the end of its range of durations (1 s, 2 s, 3 s, 5 s and so on to 6 h), so reviews took at most that long; the table below has the numbers.",
+			days[0].Label, days[len(days)-1].Label)
 	}
 	return chart.StackedBars(vp), chart.Lines(dp)
 }

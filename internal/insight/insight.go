@@ -3,9 +3,13 @@
 // severity, reviews per day by verdict with their durations, and each
 // endpoint's delivery success. Every query is scoped to one account.
 //
-// The queries read rows of the window through an index and bucket them in
-// Go, because SQLite and PostgreSQL share no date functions; the window is
-// bounded (MaxWindow) so that the rows read are too.
+// Findings and reviews are read from daily rollups (review_days and
+// review_day_durations, kept by review.Store.Create), at most one row a
+// repository and day (and duration bucket), so a chart's cost does not grow
+// with the reviews it counts; they are summed into days and weeks in Go,
+// because SQLite and PostgreSQL share no date functions. Durations are kept
+// as histograms, so percentiles are estimates (see ReviewBucket). The
+// window is bounded (MaxWindow) so that the rows read are too.
 package insight
 
 import (
@@ -146,7 +150,8 @@ func repositoryID(ctx context.Context, q store.Querier, s Scope) (string, error)
 
 // queryScope runs ofRepo when the scope names a repository, with its id,
 // or else ofAccount, with the account's; both take the window's bounds as
-// $2 and $3.
+// $2 and $3, in whole UTC days: from the day of Since (the rollups hold
+// whole days) to Until.
 func queryScope(ctx context.Context, q store.Querier, s Scope, w Window, ofRepo, ofAccount string) (store.Rows, error) {
 	if err := w.check(); err != nil {
 		return nil, err
@@ -159,7 +164,7 @@ func queryScope(ctx context.Context, q store.Querier, s Scope, w Window, ofRepo,
 	if repoID != "" {
 		query, key = ofRepo, repoID
 	}
-	return q.Query(ctx, query, key, store.Micros(w.Since), store.Micros(w.Until))
+	return q.Query(ctx, query, key, store.Micros(dayStart(w.Since)), store.Micros(w.Until))
 }
 
 // SeverityWeek is one ISO week's findings.
@@ -171,56 +176,75 @@ type SeverityWeek struct {
 	Counts []int
 }
 
-// Findings of the reviews synthesized in the window, one row per review
-// and severity: at most five rows a review. One query per scope, so each
-// uses its index: reviews_repo_keyset for one repository's window, and for
-// the account's, its repositories (repositories_account_owner_name) each
-// with reviews_repo_keyset; findings_review_position finds the findings.
+// The scope's daily rollups (review_days, which review.Store.Create keeps)
+// in the window, summed per day over the scope's repositories. One query
+// per scope, so each uses its index: the primary key (repository_id, day)
+// for one repository, and for the account's, its repositories
+// (repositories_account_owner_name) each with that key. The sums are cast
+// because PostgreSQL's SUM of a BIGINT is a NUMERIC.
 const (
-	findingsSelect = `SELECT r.synthesized_at, f.severity, COUNT(*)
-FROM reviews r JOIN findings f ON f.review_id = r.id`
-	findingsGroup     = ` GROUP BY r.id, r.synthesized_at, f.severity`
-	findingsOfRepo    = findingsSelect + ` WHERE r.repository_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3` + findingsGroup
-	findingsOfAccount = findingsSelect + ` JOIN repositories p ON p.id = r.repository_id
-WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3` + findingsGroup
+	daysSelect = `SELECT d.day, CAST(SUM(d.approve) AS BIGINT), CAST(SUM(d.comment) AS BIGINT), CAST(SUM(d.request_changes) AS BIGINT),
+	CAST(SUM(d.critical) AS BIGINT), CAST(SUM(d.high) AS BIGINT), CAST(SUM(d.medium) AS BIGINT), CAST(SUM(d.low) AS BIGINT), CAST(SUM(d.info) AS BIGINT),
+	CAST(SUM(d.timed) AS BIGINT), MAX(d.longest_ms)
+FROM review_days d`
+	daysOfRepo    = daysSelect + ` WHERE d.repository_id = $1 AND d.day >= $2 AND d.day < $3 GROUP BY d.day`
+	daysOfAccount = daysSelect + ` JOIN repositories p ON p.id = d.repository_id
+WHERE p.account_id = $1 AND d.day >= $2 AND d.day < $3 GROUP BY d.day`
 )
+
+// day is one UTC day of the scope's rollups.
+type day struct {
+	day        int64 // Unix microseconds of 00:00 UTC
+	verdicts   [3]int
+	severities [5]int
+	timed      int
+	longestMS  int64
+}
+
+// days reads the scope's rollups of the window's days, oldest first.
+func days(ctx context.Context, q store.Querier, s Scope, w Window) ([]day, error) {
+	rows, err := queryScope(ctx, q, s, w, daysOfRepo, daysOfAccount)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []day
+	for rows.Next() {
+		var d day
+		v, sev := &d.verdicts, &d.severities
+		if err := rows.Scan(&d.day, &v[0], &v[1], &v[2], &sev[0], &sev[1], &sev[2], &sev[3], &sev[4], &d.timed, &d.longestMS); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
 
 // FindingsPerWeek counts the findings of the scope's reviews synthesized in
 // the window per ISO week and severity. Every week of the window is listed,
-// oldest first, weeks without findings with zero counts.
+// oldest first, weeks without findings with zero counts. It reads the
+// daily rollups, so it counts whole UTC days: those the window overlaps.
 func FindingsPerWeek(ctx context.Context, q store.Querier, s Scope, w Window) ([]SeverityWeek, error) {
-	rows, err := queryScope(ctx, q, s, w, findingsOfRepo, findingsOfAccount)
+	ds, err := days(ctx, q, s, w)
 	if err != nil {
 		return nil, fmt.Errorf("findings per week: %w", err)
 	}
-	defer rows.Close()
 	starts := Week.buckets(w)
 	weeks := make([]SeverityWeek, len(starts))
 	for i, start := range starts {
 		weeks[i] = SeverityWeek{Start: start, Label: Week.Label(start), Counts: make([]int, len(review.Severities))}
 	}
-	for rows.Next() {
-		var (
-			at       int64
-			severity string
-			n        int
-		)
-		if err := rows.Scan(&at, &severity, &n); err != nil {
-			return nil, fmt.Errorf("findings per week: %w", err)
+	for _, d := range ds {
+		counts := weeks[index(starts, store.FromMicros(d.day))].Counts
+		for i, n := range d.severities {
+			counts[i] += n
 		}
-		sev := slices.Index(review.Severities, severity)
-		if sev < 0 {
-			continue // not a severity the spec knows; nothing stores one
-		}
-		weeks[index(starts, store.FromMicros(at))].Counts[sev] += n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("findings per week: %w", err)
 	}
 	return weeks, nil
 }
 
-// Verdicts, in the order ReviewBucket.Verdicts counts them.
+// Verdicts, in the order ReviewBucket.Verdicts counts them (and the
+// rollups' columns are read).
 var Verdicts = []string{review.VerdictApprove, review.VerdictComment, review.VerdictRequestChanges}
 
 // ReviewBucket is one day's (or week's) reviews.
@@ -232,71 +256,108 @@ type ReviewBucket struct {
 	// Timed is how many of the reviews have a duration (reviews stored
 	// before durations were kept have none); Median and P90 are of those,
 	// and zero when Timed is.
+	//
+	// Median and P90 are estimates from the rollups' histogram of
+	// durations, and upper bounds: each is the upper bound of the bucket
+	// (review.DurationBounds, about 1.5 times apart) that holds the
+	// nearest-rank percentile, or the period's longest review when that is
+	// shorter. The true percentile is at most that, and more than the
+	// bucket's lower bound.
 	Timed  int
 	Median time.Duration
 	P90    time.Duration
 }
 
-// The scope's reviews synthesized in the window, through
-// reviews_repo_keyset as findings are.
+// The scope's duration histograms (review_day_durations) of the window's
+// days, summed over its repositories, through the primary key as the days
+// are.
 const (
-	reviewsSelect    = `SELECT r.synthesized_at, r.verdict, r.duration_ms FROM reviews r`
-	reviewsOfRepo    = reviewsSelect + ` WHERE r.repository_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3`
-	reviewsOfAccount = reviewsSelect + ` JOIN repositories p ON p.id = r.repository_id
-WHERE p.account_id = $1 AND r.synthesized_at >= $2 AND r.synthesized_at < $3`
+	durationsSelect    = `SELECT d.day, d.bucket, CAST(SUM(d.n) AS BIGINT) FROM review_day_durations d`
+	durationsOfRepo    = durationsSelect + ` WHERE d.repository_id = $1 AND d.day >= $2 AND d.day < $3 GROUP BY d.day, d.bucket`
+	durationsOfAccount = durationsSelect + ` JOIN repositories p ON p.id = d.repository_id
+WHERE p.account_id = $1 AND d.day >= $2 AND d.day < $3 GROUP BY d.day, d.bucket`
 )
 
 // ReviewsOverTime counts the scope's reviews synthesized in the window per
-// period (Day or Week) and verdict, with the median and 90th percentile of
-// their durations. Every period of the window is listed, oldest first.
+// period (Day or Week) and verdict, with estimates of the median and 90th
+// percentile of their durations (see ReviewBucket). Every period of the
+// window is listed, oldest first. It reads the daily rollups, so it counts
+// whole UTC days: those the window overlaps.
 func ReviewsOverTime(ctx context.Context, q store.Querier, s Scope, w Window, p Period) ([]ReviewBucket, error) {
-	rows, err := queryScope(ctx, q, s, w, reviewsOfRepo, reviewsOfAccount)
+	ds, err := days(ctx, q, s, w)
+	if err != nil {
+		return nil, fmt.Errorf("reviews over time: %w", err)
+	}
+	starts := p.buckets(w)
+	out := make([]ReviewBucket, len(starts))
+	longest := make([]time.Duration, len(starts))
+	for i, start := range starts {
+		out[i] = ReviewBucket{Start: start, Label: p.Label(start), Verdicts: make([]int, len(Verdicts))}
+	}
+	for _, d := range ds {
+		i := index(starts, store.FromMicros(d.day))
+		for v, n := range d.verdicts {
+			out[i].Verdicts[v] += n
+		}
+		out[i].Timed += d.timed
+		longest[i] = max(longest[i], time.Duration(d.longestMS)*time.Millisecond)
+	}
+
+	rows, err := queryScope(ctx, q, s, w, durationsOfRepo, durationsOfAccount)
 	if err != nil {
 		return nil, fmt.Errorf("reviews over time: %w", err)
 	}
 	defer rows.Close()
-	starts := p.buckets(w)
-	out := make([]ReviewBucket, len(starts))
-	durations := make([][]time.Duration, len(starts))
-	for i, start := range starts {
-		out[i] = ReviewBucket{Start: start, Label: p.Label(start), Verdicts: make([]int, len(Verdicts))}
-	}
+	histograms := make([][]int, len(starts))
 	for rows.Next() {
 		var (
-			at      int64
-			verdict string
-			ms      *int64
+			at        int64
+			bucket, n int
 		)
-		if err := rows.Scan(&at, &verdict, &ms); err != nil {
+		if err := rows.Scan(&at, &bucket, &n); err != nil {
 			return nil, fmt.Errorf("reviews over time: %w", err)
 		}
+		if bucket < 0 || bucket > len(review.DurationBounds) {
+			continue // no bucket this binary knows; Create makes none
+		}
 		i := index(starts, store.FromMicros(at))
-		if v := slices.Index(Verdicts, verdict); v >= 0 {
-			out[i].Verdicts[v]++
+		if histograms[i] == nil {
+			histograms[i] = make([]int, len(review.DurationBounds)+1)
 		}
-		if ms != nil {
-			durations[i] = append(durations[i], time.Duration(*ms)*time.Millisecond)
-		}
+		histograms[i][bucket] += n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reviews over time: %w", err)
 	}
-	for i, ds := range durations {
-		if len(ds) == 0 {
+	for i, h := range histograms {
+		if out[i].Timed == 0 || h == nil {
 			continue
 		}
-		slices.Sort(ds)
-		out[i].Timed, out[i].Median, out[i].P90 = len(ds), percentile(ds, 50), percentile(ds, 90)
+		out[i].Median = percentile(h, 50, longest[i])
+		out[i].P90 = percentile(h, 90, longest[i])
 	}
 	return out, nil
 }
 
-// percentile is the nearest-rank percentile of sorted: the smallest value
-// at least pct percent of them are at or below. It is always one of the
-// durations measured, never an interpolation.
-func percentile(sorted []time.Duration, pct float64) time.Duration {
-	rank := int(math.Ceil(pct / 100 * float64(len(sorted))))
-	return sorted[max(rank, 1)-1]
+// percentile estimates the nearest-rank percentile (the smallest duration
+// at least pct percent of them are at or below) from a histogram over
+// review.DurationBounds: the upper bound of the bucket that holds it, or
+// longest when that is shorter (and for the last bucket, which has no
+// bound), so the estimate is never below the true value.
+func percentile(histogram []int, pct float64, longest time.Duration) time.Duration {
+	total := 0
+	for _, n := range histogram {
+		total += n
+	}
+	rank := max(int(math.Ceil(pct/100*float64(total))), 1)
+	seen := 0
+	for b, n := range histogram {
+		seen += n
+		if seen >= rank && b < len(review.DurationBounds) {
+			return min(review.DurationBounds[b], longest)
+		}
+	}
+	return longest
 }
 
 // EndpointSuccess is how one webhook endpoint's deliveries went.

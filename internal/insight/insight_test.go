@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,8 +149,12 @@ func TestReviewsOverTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The percentiles are the upper bounds of their histogram buckets:
+		// the median, 5 s, is a bound itself; the 90th percentile, 9 s, is
+		// in the bucket over 7 s up to 10 s, so 10 s (the longest review
+		// took 10 s too).
 		want := []insight.ReviewBucket{
-			{Start: w.Since, Label: "2026-11-25", Verdicts: []int{7, 1, 3}, Timed: 10, Median: 5 * time.Second, P90: 9 * time.Second},
+			{Start: w.Since, Label: "2026-11-25", Verdicts: []int{7, 1, 3}, Timed: 10, Median: 5 * time.Second, P90: 10 * time.Second},
 			{Start: w.Since.AddDate(0, 0, 1), Label: "2026-11-26", Verdicts: []int{0, 1, 0}},
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -161,7 +167,7 @@ func TestReviewsOverTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = []insight.ReviewBucket{
-			{Start: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Label: "2026-W48", Verdicts: []int{7, 1, 3}, Timed: 10, Median: 5 * time.Second, P90: 9 * time.Second},
+			{Start: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Label: "2026-W48", Verdicts: []int{7, 1, 3}, Timed: 10, Median: 5 * time.Second, P90: 10 * time.Second},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("acme/widgets' reviews per week:\n%+v\nwant\n%+v", got, want)
@@ -302,4 +308,55 @@ func TestLastWeeksAndDays(t *testing.T) {
 	if got := insight.Week.Label(time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC)); got != "2026-W53" {
 		t.Errorf("label of the week of 28 December 2026: %s", got)
 	}
+}
+
+// TestPercentilesAreUpperBounds checks the estimates against the exact
+// nearest-rank percentiles of the durations stored: never lower, and the
+// upper bound of the exact value's bucket, or the longest review when that
+// is shorter. Another account's reviews on the same day change nothing.
+func TestPercentilesAreUpperBounds(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b bundle) {
+		ctx := context.Background()
+		w := insight.LastDays(now, 1)
+		var durations []time.Duration
+		for i := range 37 {
+			// From 400 ms to about 2 h, unevenly.
+			d := time.Duration(400+i*i*i*i/2) * time.Millisecond * 3 / 2
+			durations = append(durations, d)
+			addReview(t, b.db, []account.Repository{b.widgets, b.gadgets}[i%2], w.Since.Add(time.Duration(i)*time.Minute), review.VerdictApprove, d)
+		}
+		addReview(t, b.db, b.other, w.Since, review.VerdictApprove, 9*time.Hour)
+		addReview(t, b.db, b.other, w.Since, review.VerdictApprove, time.Millisecond)
+		slices.Sort(durations)
+		exact := func(pct float64) time.Duration {
+			return durations[int(math.Ceil(pct/100*float64(len(durations))))-1]
+		}
+		estimate := func(d time.Duration) time.Duration {
+			for _, bound := range review.DurationBounds {
+				if d <= bound {
+					return min(bound, durations[len(durations)-1])
+				}
+			}
+			return durations[len(durations)-1]
+		}
+
+		got, err := insight.ReviewsOverTime(ctx, b.db.Reader(), insight.Scope{AccountID: b.widgets.AccountID}, w, insight.Day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		day := got[0]
+		if day.Timed != len(durations) {
+			t.Errorf("%d timed reviews, want %d", day.Timed, len(durations))
+		}
+		for _, c := range []struct {
+			name string
+			pct  float64
+			got  time.Duration
+		}{{"median", 50, day.Median}, {"90th percentile", 90, day.P90}} {
+			if c.got < exact(c.pct) || c.got != estimate(exact(c.pct)) {
+				t.Errorf("%s %s, want %s: the bound of the bucket of the exact %s", c.name, c.got, estimate(exact(c.pct)), exact(c.pct))
+			}
+		}
+	})
 }

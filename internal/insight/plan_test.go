@@ -18,10 +18,10 @@ func TestQueriesUseIndexes(t *testing.T) {
 		name, query string
 		indexes     []string
 	}{
-		{"findingsOfRepo", findingsOfRepo, []string{"reviews_repo_keyset", "findings_review_position"}},
-		{"findingsOfAccount", findingsOfAccount, []string{"repositories_account_owner_name", "reviews_repo_keyset", "findings_review_position"}},
-		{"reviewsOfRepo", reviewsOfRepo, []string{"reviews_repo_keyset"}},
-		{"reviewsOfAccount", reviewsOfAccount, []string{"repositories_account_owner_name", "reviews_repo_keyset"}},
+		{"daysOfRepo", daysOfRepo, []string{"sqlite_autoindex_review_days_1"}},
+		{"daysOfAccount", daysOfAccount, []string{"repositories_account_owner_name", "sqlite_autoindex_review_days_1"}},
+		{"durationsOfRepo", durationsOfRepo, []string{"sqlite_autoindex_review_day_durations_1"}},
+		{"durationsOfAccount", durationsOfAccount, []string{"repositories_account_owner_name", "sqlite_autoindex_review_day_durations_1"}},
 		{"deliverySuccess", deliverySuccess, []string{"webhook_endpoints_account", "webhook_deliveries_endpoint", "sqlite_autoindex_webhook_attempts_1"}},
 	} {
 		rows, err := db.Reader().Query(context.Background(), "EXPLAIN QUERY PLAN "+c.query, "acct_x", 1, 2)

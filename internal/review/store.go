@@ -203,7 +203,8 @@ WHERE f.id = $1 AND p.account_id = $2`, findingID, accountID)
 }
 
 // Create stores a review and its findings in q (normally a transaction that
-// also records the events the review causes). Missing ids and the findings
+// also records the events the review causes), and adds the review to its
+// repository's daily rollup (see Rollup). Missing ids and the findings
 // count are filled in.
 func (s *Store) Create(ctx context.Context, q store.Querier, r *Full) error {
 	now := time.Now()
@@ -256,7 +257,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 			return fmt.Errorf("insert finding %d of review %s: %w", i, r.ID, err)
 		}
 	}
-	return nil
+	// Last, so that on PostgreSQL the day's row, which every review of the
+	// repository that day updates, stays locked only until the commit.
+	var rollup Rollup
+	rollup.Add(r)
+	return rollup.Write(ctx, q)
 }
 
 // storedDuration is d as the store keeps it: whole milliseconds, and zero
