@@ -95,8 +95,9 @@ type message struct {
 }
 
 type responseFormat struct {
-	Type       string      `json:"type"`
-	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+	Type       string          `json:"type"`
+	JSONSchema *jsonSchema     `json:"json_schema,omitempty"`
+	Schema     json.RawMessage `json:"schema,omitempty"`
 }
 
 type jsonSchema struct {
@@ -250,7 +251,11 @@ func (e *Engine) request(msgs []message, format, field string, answer int) chatR
 	case FormatJSONSchema:
 		r.ResponseFormat = &responseFormat{Type: FormatJSONSchema, JSONSchema: &jsonSchema{Name: "findings", Strict: true, Schema: findingsSchema}}
 	case FormatJSONObject:
-		r.ResponseFormat = &responseFormat{Type: FormatJSONObject}
+		// The schema beside json_object is llama.cpp's extension (its
+		// server and llama-cpp-python's constrain the answer to it with a
+		// grammar); other servers ignore it, and one that rejects it is
+		// asked with the schema in the prompt alone.
+		r.ResponseFormat = &responseFormat{Type: FormatJSONObject, Schema: findingsSchema}
 	}
 	return r
 }

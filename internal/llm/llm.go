@@ -283,10 +283,33 @@ func (e *Engine) Name() string { return e.name }
 // the model took; when it fails, the error is a *Failure.
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
 	st := &stats{start: e.now()}
+	findings, p, chunks, err := e.review(ctx, c, st)
+	if err != nil && e.learnContext(err, p.context) {
+		// The server named a smaller context than the review was planned
+		// for (llama-cpp-python's server says nothing of it before): plan
+		// again, once, with the server's number.
+		e.log.InfoContext(ctx, "llm: the server's context is smaller than planned; splitting the change again", "model", e.cfg.Model, "planned", p.context)
+		findings, p, chunks, err = e.review(ctx, c, st)
+	}
+	if err != nil {
+		return nil, e.failure(ctx, err, p, st)
+	}
+	// Every file of the change went to the model, whole or in parts.
+	for _, f := range c.Files {
+		if f.Status != change.StatusDeleted {
+			specialist.Analysed(ctx, "llm", f.NewPath)
+		}
+	}
+	specialist.Note(ctx, "%s", e.report(p, st, chunks))
+	return findings, nil
+}
+
+// review plans the requests for the context window and makes them.
+func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) ([]specialist.Finding, plan, int, error) {
 	window, from := e.contextWindow(ctx)
 	p, err := e.plan(window, from)
 	if err != nil {
-		return nil, e.failure(ctx, err, p, st)
+		return nil, p, 0, err
 	}
 	chunks := e.chunks(c, p.budget)
 	results := make([][]specialist.Finding, len(chunks))
@@ -320,20 +343,13 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 		}
 	}
 	if first != nil {
-		return nil, e.failure(ctx, first, p, st)
+		return nil, p, len(chunks), first
 	}
 	var all []specialist.Finding
 	for _, r := range results {
 		all = append(all, r...)
 	}
-	// Every file of the change went to the model, whole or in parts.
-	for _, f := range c.Files {
-		if f.Status != change.StatusDeleted {
-			specialist.Analysed(ctx, "llm", f.NewPath)
-		}
-	}
-	specialist.Note(ctx, "%s", e.report(p, st, len(chunks)))
-	return dedupe(all), nil
+	return dedupe(all), p, len(chunks), nil
 }
 
 // reviewChunk sends one chunk and converts its answer.

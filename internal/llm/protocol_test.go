@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -306,4 +307,51 @@ func writeRawStatus(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write([]byte(body))
+}
+
+// TestContextFromOverflowError: a server whose model list says nothing of
+// the context (llama-cpp-python's) answers a prompt too large for it with
+// OpenAI's context_length_exceeded error; the engine takes the window from
+// it, splits the change again, and remembers it.
+func TestContextFromOverflowError(t *testing.T) {
+	t.Parallel()
+	const window = 2200
+	f := newFakeAPI(t)
+	f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
+		r := seenRequest{Body: req}
+		est := promptTokensEstimate([]message{{Content: r.system()}, {Content: r.user()}})
+		asked, _ := req["max_completion_tokens"].(float64)
+		if est+int(asked) > window {
+			writeRawStatus(w, http.StatusBadRequest, apiErrorJSON(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", window, est+int(asked), est, int(asked)), "invalid_request_error", "context_length_exceeded"))
+			return
+		}
+		writeRaw(w, answer())
+	}
+	r := newRepo(t)
+	base := r.commit(map[string]string{"keep.txt": "x\n"})
+	files := map[string]string{}
+	for i := range 4 {
+		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat("a line of text that the model will read, of some length\n", 30)
+	}
+	c := r.Change(base, r.commit(files))
+	servers := NewServers()
+	e, _, _ := newEngine(t, f, Config{MaxTokens: 300}, specialist.Logic, WithServers(servers))
+	var notes []string
+	ctx := specialist.WithNotes(context.Background(), func(n string) { notes = append(notes, n) })
+	if _, err := e.Review(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "the change was split to fit the model's context of 2,200 tokens (the server's error)") {
+		t.Errorf("notes %q", notes)
+	}
+	before := len(f.seen())
+	e2, _, _ := newEngine(t, f, Config{MaxTokens: 300}, specialist.Tests, WithServers(servers))
+	if _, err := e2.Review(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range f.seen()[before:] {
+		if est := promptTokensEstimate([]message{{Content: req.system()}, {Content: req.user()}}); est+300 > window {
+			t.Errorf("the second review sent a prompt of about %d tokens, over the window it was told of", est)
+		}
+	}
 }

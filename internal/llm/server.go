@@ -3,10 +3,13 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -42,6 +45,9 @@ type serverFacts struct {
 	contextDone bool
 	context     int
 	contextFrom string
+	// learned is the context an error of the server named ("maximum
+	// context length is 2048 tokens"), which overrides any other number.
+	learned int
 }
 
 // facts returns the server's facts, starting from cfg's choices.
@@ -108,12 +114,15 @@ func (s *Servers) fieldRejected(f *serverFacts, field string) (next string, ok b
 // came from: the configuration, else the server's model list (asked once
 // per server), else DefaultContextTokens.
 func (e *Engine) contextWindow(ctx context.Context) (tokens int, from string) {
-	if e.cfg.ContextTokens > 0 {
-		return e.cfg.ContextTokens, "configured"
-	}
 	f := e.facts
 	f.contextMu.Lock()
 	defer f.contextMu.Unlock()
+	if f.learned > 0 {
+		return f.learned, "the server's error"
+	}
+	if e.cfg.ContextTokens > 0 {
+		return e.cfg.ContextTokens, "configured"
+	}
 	if !f.contextDone {
 		n, err := e.askContext(ctx)
 		switch {
@@ -194,4 +203,35 @@ func (e *Engine) askContext(ctx context.Context) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// contextLimitRe reads the context window from the error OpenAI, vLLM and
+// llama-cpp-python's server answer to a prompt that does not fit: "This
+// model's maximum context length is 2048 tokens. However, you requested
+// 3131 tokens".
+var contextLimitRe = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+
+// learnContext remembers the context window an error of the server names
+// when it is smaller than the one the review planned with, and reports
+// whether it did: the review is then planned again.
+func (e *Engine) learnContext(err error, planned int) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	m := contextLimitRe.FindStringSubmatch(ae.body)
+	if m == nil {
+		return false
+	}
+	n, convErr := strconv.Atoi(m[1])
+	if convErr != nil || n <= 0 || n >= planned {
+		return false
+	}
+	f := e.facts
+	f.contextMu.Lock()
+	defer f.contextMu.Unlock()
+	if f.learned == 0 || n < f.learned {
+		f.learned = n
+	}
+	return true
 }
