@@ -192,8 +192,8 @@ func TestReviewLLMFinding(t *testing.T) {
 		wantField  string
 		fenced     bool
 	}{
-		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxCompletionTokens, false},
-		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_tokens"}, llm.FormatJSONObject, llm.MaxTokens, true},
+		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxTokens, false},
+		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_completion_tokens"}, llm.FormatJSONObject, llm.MaxCompletionTokens, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -104,8 +104,12 @@ type Config struct {
 	Timeout time.Duration
 	// MaxTokens bounds each answer; DefaultMaxTokens when 0.
 	MaxTokens int
-	// MaxTokensField is the field tried first, MaxCompletionTokens (the
-	// default) or MaxTokens; a server that rejects it gets the other.
+	// MaxTokensField is the field tried first, MaxTokens (the default) or
+	// MaxCompletionTokens; a server that rejects it, or answers at more
+	// length than it asks, gets the other. MaxTokens comes first because
+	// the servers that do not read it say so (OpenAI's reasoning models
+	// answer 400 naming it), while llama-cpp-python's server ignores
+	// max_completion_tokens silently and answers until its context is full.
 	MaxTokensField string
 	// ResponseFormat is the format tried first: FormatJSONSchema (the
 	// default), FormatJSONObject or FormatPrompt. A server that rejects
@@ -218,7 +222,7 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 	}
 	switch cfg.MaxTokensField {
 	case "":
-		cfg.MaxTokensField = MaxCompletionTokens
+		cfg.MaxTokensField = MaxTokens
 	case MaxCompletionTokens, MaxTokens:
 	default:
 		return nil, fmt.Errorf("llm: max tokens field %q is neither %s nor %s", cfg.MaxTokensField, MaxCompletionTokens, MaxTokens)

@@ -211,8 +211,8 @@ func TestReviewRealChange(t *testing.T) {
 	if got := req.Header.Get("Authorization"); got != "Bearer "+testKey {
 		t.Errorf("Authorization = %q", got)
 	}
-	if req.Body["model"] != "test-model" || req.Body["max_completion_tokens"] != float64(DefaultMaxTokens) {
-		t.Errorf("model %v, max_completion_tokens %v", req.Body["model"], req.Body["max_completion_tokens"])
+	if req.Body["model"] != "test-model" || req.Body["max_tokens"] != float64(DefaultMaxTokens) {
+		t.Errorf("model %v, max_tokens %v", req.Body["model"], req.Body["max_tokens"])
 	}
 	if !strings.Contains(req.system(), "security reviewer") {
 		t.Errorf("system prompt is not the security specialist's:\n%s", req.system())
@@ -288,7 +288,7 @@ func TestJSONObjectFallback(t *testing.T) {
 	_, c := smallChange(t)
 	content := "```json\n" + `{"findings": [{"path": "store/store.go", "line": 13, "end_line": 13, "severity": "low", "category": "logic", "headline": "Fenced", "body": "b", "suggested_replacement": null}]}` + "\n```"
 	f := newFakeAPI(t, reply{body: completion(content, "stop")})
-	e, _, _ := newEngine(t, f, Config{ResponseFormat: FormatJSONObject, MaxTokensField: MaxTokens, MaxTokens: 1000}, specialist.Performance)
+	e, _, _ := newEngine(t, f, Config{ResponseFormat: FormatJSONObject, MaxTokens: 1000}, specialist.Performance)
 	got, err := e.Review(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

@@ -133,11 +133,11 @@ func TestTokenFieldFallback(t *testing.T) {
 			writeRaw(w, answer())
 		}
 		servers := NewServers()
-		e, _, _ := newEngine(t, f, Config{MaxTokens: 700}, specialist.Logic, WithServers(servers))
+		e, _, _ := newEngine(t, f, Config{MaxTokens: 700, MaxTokensField: MaxCompletionTokens}, specialist.Logic, WithServers(servers))
 		if _, _, err := reviewWithNotes(t, e); err != nil {
 			t.Fatal(err)
 		}
-		e2, _, _ := newEngine(t, f, Config{MaxTokens: 700}, specialist.Tests, WithServers(servers))
+		e2, _, _ := newEngine(t, f, Config{MaxTokens: 700, MaxTokensField: MaxCompletionTokens}, specialist.Tests, WithServers(servers))
 		if _, _, err := reviewWithNotes(t, e2); err != nil {
 			t.Fatal(err)
 		}
@@ -152,6 +152,26 @@ func TestTokenFieldFallback(t *testing.T) {
 			t.Errorf("max_tokens %v, want 700", last.Body["max_tokens"])
 		}
 	})
+	t.Run("max_tokens rejected", func(t *testing.T) {
+		t.Parallel()
+		// OpenAI's answer to max_tokens for a reasoning model.
+		f := newFakeAPI(t)
+		f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
+			if fieldOf(seenRequest{Body: req}) == MaxTokens {
+				writeRawStatus(w, http.StatusBadRequest, apiErrorJSON("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "invalid_request_error", "unsupported_parameter"))
+				return
+			}
+			writeRaw(w, answer())
+		}
+		e, _, _ := newEngine(t, f, Config{}, specialist.Logic)
+		if _, _, err := reviewWithNotes(t, e); err != nil {
+			t.Fatal(err)
+		}
+		reqs := f.seen()
+		if len(reqs) != 2 || fieldOf(reqs[0]) != MaxTokens || fieldOf(reqs[1]) != MaxCompletionTokens {
+			t.Errorf("want max_tokens, then max_completion_tokens; got %d requests", len(reqs))
+		}
+	})
 	t.Run("ignored", func(t *testing.T) {
 		t.Parallel()
 		f := newFakeAPI(t)
@@ -159,7 +179,7 @@ func TestTokenFieldFallback(t *testing.T) {
 		f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) { writeRaw(w, long) }
 		servers := NewServers()
 		for _, name := range []string{specialist.Logic, specialist.Tests} {
-			e, _, _ := newEngine(t, f, Config{MaxTokens: 1000}, name, WithServers(servers))
+			e, _, _ := newEngine(t, f, Config{MaxTokens: 1000, MaxTokensField: MaxCompletionTokens}, name, WithServers(servers))
 			if _, _, err := reviewWithNotes(t, e); err != nil {
 				t.Fatal(err)
 			}
@@ -230,8 +250,8 @@ func TestSmallContextLimitsTheAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.seen()[0].Body["max_completion_tokens"]; got != float64(1024) {
-		t.Errorf("max_completion_tokens %v, want 1024 (a quarter of 4096)", got)
+	if got := f.seen()[0].Body["max_tokens"]; got != float64(1024) {
+		t.Errorf("max_tokens %v, want 1024 (a quarter of 4096)", got)
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "answers were limited to 1,024 tokens to leave room for the prompt") {
 		t.Errorf("notes %q", notes)
@@ -320,7 +340,7 @@ func TestContextFromOverflowError(t *testing.T) {
 	f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
 		r := seenRequest{Body: req}
 		est := promptTokensEstimate([]message{{Content: r.system()}, {Content: r.user()}})
-		asked, _ := req["max_completion_tokens"].(float64)
+		asked, _ := req["max_tokens"].(float64)
 		if est+int(asked) > window {
 			writeRawStatus(w, http.StatusBadRequest, apiErrorJSON(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", window, est+int(asked), est, int(asked)), "invalid_request_error", "context_length_exceeded"))
 			return
