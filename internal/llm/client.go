@@ -166,8 +166,14 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 					e.log.InfoContext(ctx, "llm: the server ignores the token field; switching", "model", e.cfg.Model, "ignored", field, "next", next)
 				}
 			}
+			if u != nil {
+				e.servers.counted(e.facts, estimate, u.PromptTokens)
+			}
 			st.answered(estimate, u, format)
 			return content, nil
+		}
+		if _, tokens, ok := overflow(err); ok {
+			e.servers.counted(e.facts, estimate, tokens)
 		}
 		var ae *APIError
 		if errors.As(err, &ae) && rejects(ae, formatWords(format)) {

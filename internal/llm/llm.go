@@ -288,7 +288,7 @@ func (e *Engine) Name() string { return e.name }
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
 	st := &stats{start: e.now()}
 	findings, p, chunks, err := e.review(ctx, c, st)
-	if err != nil && e.learnContext(err, p.context) {
+	if err != nil && e.learnContext(err, p) {
 		// The server named a smaller context than the review was planned
 		// for (llama-cpp-python's server says nothing of it before): plan
 		// again, once, with the server's number.
@@ -385,15 +385,17 @@ type plan struct {
 	answer int
 	// budget is how many characters of diff one request may carry.
 	budget int
+	// ratio is the server's token ratio the budget was made with.
+	ratio float64
 }
 
 // plan fits the prompt and the answer into a context window.
 func (e *Engine) plan(window int, from string) (plan, error) {
-	p := plan{context: window, contextFrom: from, answer: e.cfg.MaxTokens}
-	p.budget = e.promptBudget(window, p.answer)
+	p := plan{context: window, contextFrom: from, answer: e.cfg.MaxTokens, ratio: e.servers.ratio(e.facts)}
+	p.budget = e.promptBudget(window, p.answer, p.ratio)
 	if p.budget < minimumPromptBudget && e.answerDefault && p.answer > window/4 {
 		p.answer = window / 4
-		p.budget = e.promptBudget(window, p.answer)
+		p.budget = e.promptBudget(window, p.answer, p.ratio)
 	}
 	if p.budget < minimumPromptBudget {
 		return p, fmt.Errorf("the model's context of %d tokens (%s) leaves too little room for a prompt beside answers of %d tokens: serve the model with a larger context", window, from, p.answer)

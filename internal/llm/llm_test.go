@@ -505,7 +505,7 @@ func TestChunking(t *testing.T) {
 	if len(reqs) < 4 {
 		t.Fatalf("%d requests for a change of ~%d KB in a 6000-token context", len(reqs), (big.Len()+12*60*70)/1000)
 	}
-	budget := e.promptBudget(cfg.ContextTokens, cfg.MaxTokens)
+	budget := e.promptBudget(cfg.ContextTokens, cfg.MaxTokens, 1)
 	lines := map[string]int{}
 	for i, req := range reqs {
 		user := req.user()

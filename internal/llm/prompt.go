@@ -103,11 +103,13 @@ type chunk struct {
 // context of window tokens beside an answer of answer tokens. It counts the
 // longest system prompt (with the schema in it), so that a request still
 // fits when the server falls back from json_schema in mid-review.
-func (e *Engine) promptBudget(window, answer int) int {
-	system := len(e.systemPrompt(FormatPrompt))/charsPerTokenEstimate + 1
+// ratio is how many of the model's tokens one estimated token has turned
+// out to be on this server (1 until the server has counted).
+func (e *Engine) promptBudget(window, answer int, ratio float64) int {
+	system := float64(len(e.systemPrompt(FormatPrompt))/charsPerTokenEstimate+1) * ratio
 	// A margin for the roles, the chat template, the framing and the
 	// estimate's error.
-	return (window - answer - system - 200) * charsPerTokenEstimate
+	return int(float64(window-answer-200)-system) * charsPerTokenEstimate * 100 / int(ratio*100)
 }
 
 // chunks renders the change's files and packs them, in order, into as

@@ -48,6 +48,11 @@ type serverFacts struct {
 	// learned is the context an error of the server named ("maximum
 	// context length is 2048 tokens"), which overrides any other number.
 	learned int
+	// tokenRatio is how many of the model's tokens the engine's estimate
+	// of one token turned out to be, at most, from the server's counts
+	// (usage, or an overflow error): code with many numbers and symbols
+	// is denser than prose. At least 1; guarded by Servers.mu.
+	tokenRatio float64
 }
 
 // facts returns the server's facts, starting from cfg's choices.
@@ -57,7 +62,7 @@ func (s *Servers) facts(cfg Config) *serverFacts {
 	k := serverKey{cfg.BaseURL, cfg.Model}
 	f := s.known[k]
 	if f == nil {
-		f = &serverFacts{format: cfg.ResponseFormat, tokensField: cfg.MaxTokensField, tried: map[string]bool{cfg.MaxTokensField: true}}
+		f = &serverFacts{format: cfg.ResponseFormat, tokensField: cfg.MaxTokensField, tried: map[string]bool{cfg.MaxTokensField: true}, tokenRatio: 1}
 		s.known[k] = f
 	}
 	return f
@@ -205,33 +210,76 @@ func (e *Engine) askContext(ctx context.Context) (int, error) {
 	return 0, nil
 }
 
-// contextLimitRe reads the context window from the error OpenAI, vLLM and
-// llama-cpp-python's server answer to a prompt that does not fit: "This
-// model's maximum context length is 2048 tokens. However, you requested
-// 3131 tokens".
-var contextLimitRe = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+// ratio returns the server's token ratio.
+func (s *Servers) ratio(f *serverFacts) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f.tokenRatio
+}
 
-// learnContext remembers the context window an error of the server names
-// when it is smaller than the one the review planned with, and reports
-// whether it did: the review is then planned again.
-func (e *Engine) learnContext(err error, planned int) bool {
+// counted records the server's count of a prompt the engine estimated
+// at estimate tokens; it reports whether the ratio grew.
+func (s *Servers) counted(f *serverFacts, estimate, tokens int) bool {
+	if estimate <= 0 || tokens <= 0 {
+		return false
+	}
+	// A tenth more than measured: the next prompts are other text.
+	r := min(float64(tokens)/float64(estimate)*1.1, maxTokenRatio)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r <= f.tokenRatio {
+		return false
+	}
+	f.tokenRatio = r
+	return true
+}
+
+// maxTokenRatio bounds the token ratio, so that one odd count cannot
+// shrink every request to nothing.
+const maxTokenRatio = 3
+
+// contextLimitRe reads the context window, and the prompt's tokens, from
+// the error OpenAI, vLLM and llama-cpp-python's server answer to a prompt
+// that does not fit: "This model's maximum context length is 2048 tokens.
+// However, you requested 2472 tokens (2172 in the messages, 300 in the
+// completion)".
+var (
+	contextLimitRe    = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+	contextMessagesRe = regexp.MustCompile(`(\d+) in the messages`)
+)
+
+// overflow reads a context_length_exceeded error: the window, and how
+// many tokens the prompt was (0 when not said).
+func overflow(err error) (window, prompt int, ok bool) {
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
-		return false
+		return 0, 0, false
 	}
 	m := contextLimitRe.FindStringSubmatch(ae.body)
 	if m == nil {
-		return false
+		return 0, 0, false
 	}
-	n, convErr := strconv.Atoi(m[1])
-	if convErr != nil || n <= 0 || n >= planned {
+	window, _ = strconv.Atoi(m[1])
+	if m := contextMessagesRe.FindStringSubmatch(ae.body); m != nil {
+		prompt, _ = strconv.Atoi(m[1])
+	}
+	return window, prompt, window > 0
+}
+
+// learnContext remembers the context window an overflow error of the
+// server names, and reports whether the review should be planned again:
+// the window is smaller than planned, or the prompt was larger than
+// estimated (complete has recorded the ratio).
+func (e *Engine) learnContext(err error, p plan) bool {
+	n, _, ok := overflow(err)
+	if !ok {
 		return false
 	}
 	f := e.facts
 	f.contextMu.Lock()
-	defer f.contextMu.Unlock()
 	if f.learned == 0 || n < f.learned {
 		f.learned = n
 	}
-	return true
+	f.contextMu.Unlock()
+	return n < p.context || e.servers.ratio(f) > p.ratio
 }
