@@ -172,6 +172,10 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 			st.answered(estimate, u, format)
 			return content, nil
 		}
+		if errors.Is(err, ErrTruncated) {
+			st.answered(estimate, u, format)
+			return content, err
+		}
 		if _, tokens, ok := overflow(err); ok {
 			e.servers.counted(e.facts, estimate, tokens)
 		}
@@ -362,6 +366,11 @@ func (e *Engine) content(r chatResponse, data []byte) (string, error) {
 	}
 	switch ch.FinishReason {
 	case "length":
+		// The text so far goes along: findings complete before the cut
+		// can still be read (a small model may write at length).
+		if ch.Message.Content != nil {
+			return *ch.Message.Content, ErrTruncated
+		}
 		return "", ErrTruncated
 	case "content_filter":
 		return "", fmt.Errorf("%w: content filter", ErrRefused)

@@ -360,6 +360,12 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) ([]spe
 func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p plan, st *stats) ([]specialist.Finding, error) {
 	label := fmt.Sprintf("%d/%d", ch.index+1, ch.total)
 	content, err := e.complete(ctx, ch, label, p, st)
+	if errors.Is(err, ErrTruncated) {
+		if raws := salvage(content); len(raws) > 0 {
+			st.cut()
+			return e.findings(ctx, c, raws), nil
+		}
+	}
 	if err != nil {
 		if ch.total > 1 {
 			return nil, fmt.Errorf("chunk %d of %d: %w", ch.index+1, ch.total, err)
@@ -414,6 +420,15 @@ type stats struct {
 	// estimated the estimates of the prompts it has not counted (yet).
 	counted, estimated, uncounted int
 	formats                       []string
+	// truncated counts the answers cut at the token limit whose complete
+	// findings were kept.
+	truncated int
+}
+
+func (st *stats) cut() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.truncated++
 }
 
 // asked records a chunk's prompt, estimated, as it is first sent.
@@ -471,7 +486,12 @@ func (e *Engine) report(p plan, st *stats, chunks int) string {
 	}
 	st.mu.Lock()
 	formats := slices.Clone(st.formats)
+	truncated := st.truncated
 	st.mu.Unlock()
+	if truncated > 0 {
+		fmt.Fprintf(&b, "; %s cut off at %s tokens, and only the findings complete before the cut were kept (--llm-max-tokens allows longer answers)",
+			wasCut(truncated), thousands(p.answer))
+	}
 	if len(formats) > 0 && formats[len(formats)-1] != FormatJSONSchema {
 		fmt.Fprintf(&b, "; the server does not take %s answers, so they were asked for as %s", FormatJSONSchema, describeFormat(formats[len(formats)-1]))
 	}
@@ -529,6 +549,14 @@ func (e *Engine) failure(ctx context.Context, err error, p plan, st *stats) erro
 		summary = "the LLM engine failed (the log says why)"
 	}
 	return &Failure{Summary: summary, Err: fmt.Errorf("llm %s: %w", e.name, err)}
+}
+
+// wasCut says how many answers were cut: "1 answer was", "2 answers were".
+func wasCut(n int) string {
+	if n == 1 {
+		return "1 answer was"
+	}
+	return fmt.Sprintf("%d answers were", n)
 }
 
 // thousands writes n with thousands separators: 12,345.

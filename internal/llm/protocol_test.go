@@ -375,3 +375,23 @@ func TestContextFromOverflowError(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncatedAnswerKeepsCompleteFindings: an answer cut at the token
+// limit after one whole finding keeps that finding and says so; one cut
+// before any finding was whole fails the review (TestBadResponses).
+func TestTruncatedAnswerKeepsCompleteFindings(t *testing.T) {
+	t.Parallel()
+	cut := `{"findings": [{"path": "store/store.go", "line": 15, "end_line": 15, "severity": "high", "category": "security", "headline": "Query built by concatenation", "body": "Use a placeholder.", "suggested_replacement": null}, {"path": "store/store.go", "line": 16, "end_line": 16, "severity": "low", "category": "logic", "headline": "A long and rambling hea`
+	f := newFakeAPI(t, reply{body: completion(cut, "length")})
+	e, _, _ := newEngine(t, f, Config{MaxTokens: 300}, specialist.Security)
+	got, notes, err := reviewWithNotes(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Line != 15 || got[0].Headline != "Query built by concatenation" {
+		t.Errorf("findings %+v, want the one complete before the cut", got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "1 answer was cut off at 300 tokens, and only the findings complete before the cut were kept") {
+		t.Errorf("notes %q", notes)
+	}
+}
