@@ -287,6 +287,16 @@ func (e *Engine) Name() string { return e.name }
 // the model took; when it fails, the error is a *Failure.
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
 	st := &stats{start: e.now()}
+	if dl, ok := ctx.Deadline(); ok {
+		// Stop a little before the specialist's time limit, so that the
+		// review learns this engine's own account of it (how large the
+		// prompt was, how many requests went) rather than only that the
+		// time ran out.
+		margin := min(time.Until(dl)/10, 2*time.Second)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
+		defer cancel()
+	}
 	findings, p, chunks, err := e.review(ctx, c, st)
 	if err != nil && e.learnContext(err, p) {
 		// The server named a smaller context than the review was planned

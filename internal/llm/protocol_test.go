@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/specialist"
 )
@@ -393,5 +394,25 @@ func TestTruncatedAnswerKeepsCompleteFindings(t *testing.T) {
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "1 answer was cut off at 300 tokens, and only the findings complete before the cut were kept") {
 		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestSpecialistTimeLimit: a review that runs out of the specialist's
+// time ends a little before it, with a line that says how much was sent.
+func TestSpecialistTimeLimit(t *testing.T) {
+	t.Parallel()
+	f := newFakeAPI(t)
+	f.handle = func(w http.ResponseWriter, r *http.Request, _ map[string]any) { <-r.Context().Done() }
+	e, _, _ := newEngine(t, f, Config{}, specialist.Logic)
+	_, c := smallChange(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := e.Review(ctx, c)
+	if ctx.Err() != nil {
+		t.Errorf("the review returned after the specialist's deadline")
+	}
+	want := "the LLM engine ran out of the specialist's time after 0.0 s, with 1 request sent (a prompt of about "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want %q… wrapping context.DeadlineExceeded", err, want)
 	}
 }
