@@ -217,3 +217,30 @@ func TestReviewRealLLMTimeout(t *testing.T) {
 		t.Errorf("%d chat requests, want 2 (one retry)", n)
 	}
 }
+
+// TestServeRealLLM: serve's review worker runs the LLM engine against the
+// real server as review does, and the stored summary says how it ran.
+func TestServeRealLLM(t *testing.T) {
+	t.Parallel()
+	dir := llmRepo(t)
+	s := llmtest.Start(t, llmtest.Options{})
+	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD~1"))
+	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	full := serveReview(t, env(), dir, base, head, "--llm-base-url", s.BaseURL, "--llm-model", llmtest.Model,
+		"--llm-specialists", "security", "--llm-max-tokens", "300")
+	if !hasFinding(full, "security", "config/app.ini", 3) {
+		t.Errorf("no built-in finding on config/app.ini:3 in %v", full["findings"])
+	}
+	summary, _ := full["summary"].(string)
+	for _, want := range []string{
+		"Engine notes:\n- security: the LLM engine sent " + llmtest.Model + " a prompt of ",
+		"so they were asked for as json_object.",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the stored summary lacks %q:\n%s", want, summary)
+		}
+	}
+	if strings.Contains(summary, "pydantic") || strings.Contains(summary, "/venv/") || strings.Contains(summary, "Input should be") {
+		t.Errorf("the stored summary quotes the server:\n%s", summary)
+	}
+}
