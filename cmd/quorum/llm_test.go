@@ -192,8 +192,8 @@ func TestReviewLLMFinding(t *testing.T) {
 		wantField  string
 		fenced     bool
 	}{
-		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxCompletionTokens, false},
-		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_tokens"}, llm.FormatJSONObject, llm.MaxTokens, true},
+		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxTokens, false},
+		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_completion_tokens"}, llm.FormatJSONObject, llm.MaxCompletionTokens, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -322,7 +322,7 @@ func TestReviewLLMFailsAlso(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Findings by specialist: logic 0, security 1, performance 0, tests 0.",
-		"Engine problems:\n- security: the LLM engine failed (llm security: HTTP 500 (server_error): the server had an error); only the built-in engine's findings are reported.",
+		"Engine notes:\n- security: the LLM engine was unavailable: HTTP 500; only the built-in engine's findings are reported.",
 	} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary does not contain %q:\n%s", want, summary)
@@ -331,8 +331,12 @@ func TestReviewLLMFailsAlso(t *testing.T) {
 	if strings.Contains(summary, "Did not finish") {
 		t.Errorf("security counted as failed:\n%s", summary)
 	}
-	if !strings.Contains(errOut, "quorum: security    the LLM engine failed") {
+	if !strings.Contains(errOut, "quorum: security    the LLM engine was unavailable: HTTP 500") {
 		t.Errorf("stderr does not report the LLM failure:\n%s", errOut)
+	}
+	// The server's words are in the log (stderr), not in the summary.
+	if strings.Contains(summary, "the server had an error") || !strings.Contains(errOut, "the server had an error") {
+		t.Errorf("the server's text is in the summary or not in the log; summary:\n%s\nstderr:\n%s", summary, errOut)
 	}
 	if strings.Contains(out+errOut, llmKey) {
 		t.Errorf("the API key is printed")
@@ -358,7 +362,7 @@ func TestReviewLLMFailsInstead(t *testing.T) {
 		if len(fs) != 0 {
 			t.Errorf("findings = %+v, want none", fs)
 		}
-		if want := "Did not finish: security (llm security: HTTP 503 (server_error): overloaded). The review went ahead with 3 of 4 specialists (quorum 3)"; !strings.Contains(summary, want) {
+		if want := "Did not finish: security (the LLM engine was unavailable: HTTP 503). The review went ahead with 3 of 4 specialists (quorum 3)"; !strings.Contains(summary, want) {
 			t.Errorf("summary does not contain %q:\n%s", want, summary)
 		}
 		if n := len(d.requests()); n != 2 {
@@ -400,7 +404,10 @@ func TestReviewLLMFlagErrors(t *testing.T) {
 		{"no model", []string{"--llm-base-url", d.baseURL(), "--llm-model", ""}, env(), "--llm-model: required with --llm-base-url"},
 		{"mode", []string{"--llm-base-url", d.baseURL(), "--llm-mode", "both"}, env(), `--llm-mode: want also or instead, got "both"`},
 		{"mode from env, engine off", nil, env("QUORUM_LLM_MODE", "sometimes"), `--llm-mode: want also or instead, got "sometimes"`},
-		{"response format", []string{"--llm-base-url", d.baseURL(), "--llm-response-format", "text"}, env(), "--llm-response-format: want json_schema or json_object"},
+		{"response format", []string{"--llm-base-url", d.baseURL(), "--llm-response-format", "text"}, env(), "--llm-response-format: want json_schema, json_object or prompt"},
+		{"context tokens negative", []string{"--llm-base-url", d.baseURL(), "--llm-context-tokens", "-1"}, env(), "--llm-context-tokens: want 0 (ask the server) or a number of tokens"},
+		{"max tokens negative", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens", "-5"}, env(), "--llm-max-tokens: want 0 (the default) or a number of tokens"},
+		{"context too small for the answer", []string{"--llm-base-url", d.baseURL(), "--llm-context-tokens", "2000", "--llm-max-tokens", "1900"}, env(), "--llm-context-tokens, --llm-max-tokens: the model's context of 2000 tokens (configured) leaves too little room"},
 		{"max tokens field", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-field", "tokens"}, env(), "--llm-max-tokens-field: want max_completion_tokens or max_tokens"},
 		{"timeout zero", []string{"--llm-base-url", d.baseURL(), "--llm-timeout", "0s"}, env(), "--llm-timeout: want a positive duration"},
 		{"timeout not a duration", []string{"--llm-timeout", "soon"}, env(), "llm-timeout"},
@@ -433,7 +440,7 @@ func TestReviewLLMHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field"} {
+	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field", "llm-context-tokens", "llm-max-tokens"} {
 		envVar := "QUORUM_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
 		if !regexp.MustCompile(`(?m)^  --` + f + `\b.*\n      \S.*env ` + envVar + `\)$`).MatchString(out) {
 			t.Errorf("help has no documented --%s with env %s:\n%s", f, envVar, out)
@@ -466,7 +473,7 @@ func TestServeLLM(t *testing.T) {
 		t.Errorf("no LLM security finding on db/users.py:4 in %v", full["findings"])
 	}
 	summary, _ := full["summary"].(string)
-	if !strings.Contains(summary, "Engine problems:\n- logic: the LLM engine failed") {
+	if !strings.Contains(summary, "Engine notes:\n- logic: the LLM engine was unavailable: HTTP 500; only the built-in engine's findings are reported.") {
 		t.Errorf("summary does not name the LLM engine's failure for logic:\n%s", summary)
 	}
 	reqs := d.requests()

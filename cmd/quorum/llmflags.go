@@ -20,6 +20,7 @@ import (
 type llmFlags struct {
 	baseURL, model, keyEnv, keyHeader, specialists, mode, responseFormat, maxTokensField *string
 	timeout                                                                              *time.Duration
+	contextTokens, maxTokens                                                             *int
 }
 
 func addLLMFlags(c *command) *llmFlags {
@@ -38,9 +39,13 @@ func addLLMFlags(c *command) *llmFlags {
 		timeout: c.Duration("llm-timeout", "QUORUM_LLM_TIMEOUT", llm.DefaultTimeout,
 			"time limit of each request to the LLM API (a request that times out is retried once, within the specialist's time limit)"),
 		responseFormat: c.String("llm-response-format", "QUORUM_LLM_RESPONSE_FORMAT", llm.FormatJSONSchema,
-			"how the answer's shape is asked for: json_schema (structured output) or json_object (for servers without json_schema; the schema then goes in the prompt)"),
-		maxTokensField: c.String("llm-max-tokens-field", "QUORUM_LLM_MAX_TOKENS_FIELD", llm.MaxCompletionTokens,
-			"the request field that bounds the answer: max_completion_tokens (OpenAI) or max_tokens (Ollama, llama.cpp server, older vLLM)"),
+			"how the answer's shape is asked for first: json_schema (structured output), json_object (the schema then goes in the prompt) or prompt (the schema in the prompt, no response_format); a server that rejects one is asked for the next, once per process"),
+		maxTokensField: c.String("llm-max-tokens-field", "QUORUM_LLM_MAX_TOKENS_FIELD", llm.MaxTokens,
+			"the request field tried first to bound the answer: max_tokens (read by most servers; OpenAI's reasoning models reject it) or max_completion_tokens (OpenAI's current field; llama-cpp-python ignores it); a server that rejects it, or answers at more length than it asks, gets the other"),
+		contextTokens: c.Int("llm-context-tokens", "QUORUM_LLM_CONTEXT_TOKENS", 0,
+			"the model's context window in tokens, which prompt and answer share; a change larger than fits is split into several requests. 0: ask the server's model list (vLLM, LM Studio and llama.cpp's server say it), else 32000. Set it lower to send smaller requests to a slow model"),
+		maxTokens: c.Int("llm-max-tokens", "QUORUM_LLM_MAX_TOKENS", 0,
+			"the most tokens one answer may have; 0: 4096, or a quarter of a context too small for that"),
 	}
 }
 
@@ -53,6 +58,9 @@ type llmSettings struct {
 	mode        string
 	keyEnv      string
 	keySet      bool
+	// servers is what the process learns of the LLM server, shared by
+	// every engine of every review it runs.
+	servers *llm.Servers
 }
 
 var (
@@ -67,8 +75,14 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 	if *f.mode != llm.ModeAlso && *f.mode != llm.ModeInstead {
 		return nil, usageError{fmt.Errorf("--llm-mode: want also or instead, got %q", *f.mode)}
 	}
-	if *f.responseFormat != llm.FormatJSONSchema && *f.responseFormat != llm.FormatJSONObject {
-		return nil, usageError{fmt.Errorf("--llm-response-format: want %s or %s, got %q", llm.FormatJSONSchema, llm.FormatJSONObject, *f.responseFormat)}
+	if *f.responseFormat != llm.FormatJSONSchema && *f.responseFormat != llm.FormatJSONObject && *f.responseFormat != llm.FormatPrompt {
+		return nil, usageError{fmt.Errorf("--llm-response-format: want %s, %s or %s, got %q", llm.FormatJSONSchema, llm.FormatJSONObject, llm.FormatPrompt, *f.responseFormat)}
+	}
+	if *f.contextTokens < 0 {
+		return nil, usageError{fmt.Errorf("--llm-context-tokens: want 0 (ask the server) or a number of tokens, got %d", *f.contextTokens)}
+	}
+	if *f.maxTokens < 0 {
+		return nil, usageError{fmt.Errorf("--llm-max-tokens: want 0 (the default) or a number of tokens, got %d", *f.maxTokens)}
 	}
 	if *f.maxTokensField != llm.MaxCompletionTokens && *f.maxTokensField != llm.MaxTokens {
 		return nil, usageError{fmt.Errorf("--llm-max-tokens-field: want %s or %s, got %q", llm.MaxCompletionTokens, llm.MaxTokens, *f.maxTokensField)}
@@ -109,20 +123,29 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 		return nil, usageError{errors.New("--llm-model: required with --llm-base-url")}
 	}
 	key := getenv(*f.keyEnv)
+	cfg := llm.Config{
+		BaseURL:        *f.baseURL,
+		Model:          *f.model,
+		APIKey:         key,
+		APIKeyHeader:   *f.keyHeader,
+		Timeout:        *f.timeout,
+		ResponseFormat: *f.responseFormat,
+		MaxTokensField: *f.maxTokensField,
+		ContextTokens:  *f.contextTokens,
+		MaxTokens:      *f.maxTokens,
+	}
+	// A context and answer that cannot fit together are a usage error
+	// now, not a failure in every review.
+	if _, err := llm.New(cfg, "logic"); err != nil {
+		return nil, usageError{fmt.Errorf("--llm-context-tokens, --llm-max-tokens: %s", strings.TrimPrefix(err.Error(), "llm: "))}
+	}
 	return &llmSettings{
-		cfg: llm.Config{
-			BaseURL:        *f.baseURL,
-			Model:          *f.model,
-			APIKey:         key,
-			APIKeyHeader:   *f.keyHeader,
-			Timeout:        *f.timeout,
-			ResponseFormat: *f.responseFormat,
-			MaxTokensField: *f.maxTokensField,
-		},
+		cfg:         cfg,
 		specialists: specs,
 		mode:        *f.mode,
 		keyEnv:      *f.keyEnv,
 		keySet:      key != "",
+		servers:     llm.NewServers(),
 	}, nil
 }
 
@@ -136,7 +159,7 @@ func (s *llmSettings) wiring(log *slog.Logger) llm.Wiring {
 		Config:      s.cfg,
 		Specialists: s.specialists,
 		Mode:        s.mode,
-		Options:     append([]llm.Option{llm.WithLogger(log)}, llmTestOptions...),
+		Options:     append([]llm.Option{llm.WithLogger(log), llm.WithServers(s.servers)}, llmTestOptions...),
 	}
 }
 

@@ -27,7 +27,24 @@ var (
 	// ErrMalformed: the response or the answer in it is not what the
 	// protocol or the findings schema says.
 	ErrMalformed = errors.New("malformed response")
+	// errUnreachable: no connection to the server (refused, reset, a
+	// name that does not resolve).
+	errUnreachable = errors.New("server unreachable")
 )
+
+// timeoutError is a request that had no (whole) answer within the
+// request time limit.
+type timeoutError struct {
+	after   time.Duration
+	reading bool
+}
+
+func (t *timeoutError) Error() string {
+	if t.reading {
+		return fmt.Sprintf("request timed out after %s reading the response", t.after)
+	}
+	return fmt.Sprintf("request timed out after %s", t.after)
+}
 
 // APIError is an HTTP error the endpoint answered with, carrying the API's
 // own error message (OpenAI's {"error": {"message", "type", "param",
@@ -39,6 +56,10 @@ type APIError struct {
 	Message    string
 	// RetryAfter is what the server asked to wait, when it said.
 	RetryAfter time.Duration
+	// body is the start of the response, in lower case, read to tell
+	// whether the server rejects the response format or the token field
+	// (which a validation dump may name past what Message keeps).
+	body string
 }
 
 // Error says the status, the API's error type and code, and its message.
@@ -74,8 +95,9 @@ type message struct {
 }
 
 type responseFormat struct {
-	Type       string      `json:"type"`
-	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+	Type       string          `json:"type"`
+	JSONSchema *jsonSchema     `json:"json_schema,omitempty"`
+	Schema     json.RawMessage `json:"schema,omitempty"`
 }
 
 type jsonSchema struct {
@@ -95,10 +117,13 @@ type chatResponse struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
+	Usage *usage `json:"usage"`
+}
+
+// usage is what the server counted of one request.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 type errorResponse struct {
@@ -113,17 +138,62 @@ type errorResponse struct {
 // maxResponseSize bounds what is read of a response.
 const maxResponseSize = 8 << 20
 
-// complete sends messages and returns the answer's content, retrying once
-// after a 429, a 5xx, a timeout or a connection failure.
-func (e *Engine) complete(ctx context.Context, msgs []message, chunk string) (string, error) {
-	body, err := json.Marshal(e.request(msgs))
-	if err != nil {
-		return "", fmt.Errorf("encode request: %w", err)
-	}
+// complete asks about one chunk and returns the answer's content. It
+// retries once after a 429, a 5xx, a timeout or a connection failure, and
+// moves the server on to the next response format or the other token
+// field when it rejects the one sent (which is not a retry: the server
+// answered, and what it rejected is remembered).
+func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, st *stats) (string, error) {
+	estimate := -1
+	retried := false
 	for attempt := 1; ; attempt++ {
-		content, wait, err := e.attempt(ctx, body, chunk, attempt)
-		if err == nil || attempt == 2 || wait < 0 {
+		format, field := e.servers.protocol(e.facts)
+		msgs := e.messages(ch, format)
+		if estimate < 0 {
+			estimate = promptTokensEstimate(msgs)
+			st.asked(estimate)
+		}
+		body, err := json.Marshal(e.request(msgs, format, field, p.answer))
+		if err != nil {
+			return "", fmt.Errorf("encode request: %w", err)
+		}
+		content, u, wait, err := e.attempt(ctx, body, label, attempt)
+		if err == nil {
+			if u != nil && u.CompletionTokens > p.answer {
+				// The server answered at more length than asked: it
+				// ignores the field. The next request sends the other.
+				if next, ok := e.servers.fieldRejected(e.facts, field); ok && next != field {
+					e.log.InfoContext(ctx, "llm: the server ignores the token field; switching", "model", e.cfg.Model, "ignored", field, "next", next)
+				}
+			}
+			if u != nil {
+				e.servers.counted(e.facts, estimate, u.PromptTokens)
+			}
+			st.answered(estimate, u, format)
+			return content, nil
+		}
+		if errors.Is(err, ErrTruncated) {
+			st.answered(estimate, u, format)
 			return content, err
+		}
+		if _, tokens, ok := overflow(err); ok {
+			e.servers.counted(e.facts, estimate, tokens)
+		}
+		var ae *APIError
+		if errors.As(err, &ae) && rejects(ae, formatWords(format)) {
+			if next, ok := e.servers.formatRejected(e.facts, format); ok {
+				e.log.InfoContext(ctx, "llm: the server rejects the response format; falling back", "model", e.cfg.Model, "rejected", format, "next", next, "status", ae.StatusCode)
+				continue
+			}
+		}
+		if errors.As(err, &ae) && rejects(ae, []string{field}) {
+			if next, ok := e.servers.fieldRejected(e.facts, field); ok {
+				e.log.InfoContext(ctx, "llm: the server rejects the token field; switching", "model", e.cfg.Model, "rejected", field, "next", next, "status", ae.StatusCode)
+				continue
+			}
+		}
+		if retried || wait < 0 {
+			return "", err
 		}
 		if ctx.Err() != nil {
 			return "", err
@@ -137,56 +207,94 @@ func (e *Engine) complete(ctx context.Context, msgs []message, chunk string) (st
 		if serr := e.sleep(ctx, wait); serr != nil {
 			return "", err
 		}
+		retried = true
 	}
 }
 
-// request builds the request body.
-func (e *Engine) request(msgs []message) chatRequest {
-	r := chatRequest{Model: e.cfg.Model, Messages: msgs, Temperature: 0}
-	if e.cfg.MaxTokensField == MaxTokens {
-		r.MaxTokens = e.cfg.MaxTokens
-	} else {
-		r.MaxCompletionTokens = e.cfg.MaxTokens
+// formatWords are what a server's error names when it rejects format.
+// llama-cpp-python's server, asked for json_schema, answers 500 with a
+// validation dump that names response_format and the types it accepts.
+func formatWords(format string) []string {
+	switch format {
+	case FormatJSONSchema:
+		return []string{"response_format", "json_schema"}
+	case FormatJSONObject:
+		return []string{"response_format", "json_object"}
 	}
-	if e.cfg.ResponseFormat == FormatJSONObject {
-		r.ResponseFormat = &responseFormat{Type: FormatJSONObject}
+	return nil
+}
+
+// rejects reports whether an error response rejects the request for one of
+// words: a 400, 422 or 500 (servers that validate late answer 500) whose
+// body names it.
+func rejects(ae *APIError, words []string) bool {
+	if ae.StatusCode != http.StatusBadRequest && ae.StatusCode != http.StatusUnprocessableEntity && ae.StatusCode != http.StatusInternalServerError {
+		return false
+	}
+	for _, w := range words {
+		if strings.Contains(ae.body, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// promptTokensEstimate estimates a prompt's tokens without the model's
+// tokenizer.
+func promptTokensEstimate(msgs []message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n/charsPerTokenEstimate + 1
+}
+
+// request builds the request body.
+func (e *Engine) request(msgs []message, format, field string, answer int) chatRequest {
+	r := chatRequest{Model: e.cfg.Model, Messages: msgs, Temperature: 0}
+	if field == MaxTokens {
+		r.MaxTokens = answer
 	} else {
+		r.MaxCompletionTokens = answer
+	}
+	switch format {
+	case FormatJSONSchema:
 		r.ResponseFormat = &responseFormat{Type: FormatJSONSchema, JSONSchema: &jsonSchema{Name: "findings", Strict: true, Schema: findingsSchema}}
+	case FormatJSONObject:
+		// The schema beside json_object is llama.cpp's extension (its
+		// server and llama-cpp-python's constrain the answer to it with a
+		// grammar); other servers ignore it, and one that rejects it is
+		// asked with the schema in the prompt alone.
+		r.ResponseFormat = &responseFormat{Type: FormatJSONObject, Schema: findingsSchema}
 	}
 	return r
 }
 
 // attempt makes one request. wait >= 0 means the failure may be retried
 // after wait; wait < 0 that it may not.
-func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt int) (content string, wait time.Duration, err error) {
+func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt int) (content string, u *usage, wait time.Duration, err error) {
 	start := e.now()
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return "", -1, fmt.Errorf("build request: %w", err)
+		return "", nil, -1, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	if e.cfg.APIKey != "" {
-		if e.cfg.APIKeyHeader == "" {
-			req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
-		} else {
-			req.Header.Set(e.cfg.APIKeyHeader, e.cfg.APIKey)
-		}
-	}
+	e.authorize(req)
 	resp, err := e.http.Do(req)
 	if err != nil {
 		e.logAttempt(ctx, chunk, attempt, 0, start, err)
 		if ctx.Err() != nil {
-			return "", -1, e.redact(ctx.Err())
+			return "", nil, -1, e.redact(ctx.Err())
 		}
 		if errors.Is(err, context.DeadlineExceeded) || rctx.Err() != nil {
-			return "", defaultRetryBackoff, fmt.Errorf("request timed out after %s", e.cfg.Timeout)
+			return "", nil, defaultRetryBackoff, &timeoutError{after: e.cfg.Timeout}
 		}
 		// url.Error names the endpoint, which is config, not a secret; the
 		// key is in a header and never in err, but redact to be sure.
-		return "", defaultRetryBackoff, e.redact(fmt.Errorf("send request: %w", err))
+		return "", nil, defaultRetryBackoff, e.redact(fmt.Errorf("%w: send request: %w", errUnreachable, err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseSize+1))
@@ -196,36 +304,54 @@ func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt
 	if err != nil {
 		e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, err)
 		if ctx.Err() != nil {
-			return "", -1, ctx.Err()
+			return "", nil, -1, ctx.Err()
 		}
 		if rctx.Err() != nil {
-			return "", defaultRetryBackoff, fmt.Errorf("request timed out after %s reading the response", e.cfg.Timeout)
+			return "", nil, defaultRetryBackoff, &timeoutError{after: e.cfg.Timeout, reading: true}
 		}
-		return "", -1, e.redact(fmt.Errorf("read response: %w", err))
+		return "", nil, -1, e.redact(fmt.Errorf("%w: read response: %w", errUnreachable, err))
 	}
 	if resp.StatusCode/100 != 2 {
 		apiErr := e.apiError(resp, data)
 		e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, apiErr)
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
-			return "", max(apiErr.RetryAfter, defaultRetryBackoff), apiErr
+			return "", nil, max(apiErr.RetryAfter, defaultRetryBackoff), apiErr
 		case resp.StatusCode >= 500:
-			return "", max(apiErr.RetryAfter, defaultRetryBackoff), apiErr
+			return "", nil, max(apiErr.RetryAfter, defaultRetryBackoff), apiErr
 		default:
-			return "", -1, apiErr
+			return "", nil, -1, apiErr
 		}
 	}
 	e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, nil)
-	content, err = e.answer(data)
-	return content, -1, err
+	content, u, err = e.answer(data)
+	return content, u, -1, err
+}
+
+// authorize puts the API key on a request, when there is one.
+func (e *Engine) authorize(req *http.Request) {
+	if e.cfg.APIKey == "" {
+		return
+	}
+	if e.cfg.APIKeyHeader == "" {
+		req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
+	} else {
+		req.Header.Set(e.cfg.APIKeyHeader, e.cfg.APIKey)
+	}
 }
 
 // answer takes the content out of a successful response.
-func (e *Engine) answer(data []byte) (string, error) {
+func (e *Engine) answer(data []byte) (string, *usage, error) {
 	var r chatResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return "", fmt.Errorf("%w: not a chat completion: %v", ErrMalformed, err)
+		return "", nil, fmt.Errorf("%w: not a chat completion: %v", ErrMalformed, err)
 	}
+	content, err := e.content(r, data)
+	return content, r.Usage, err
+}
+
+// content is the answer's text, or why there is none.
+func (e *Engine) content(r chatResponse, data []byte) (string, error) {
 	if len(r.Choices) == 0 {
 		// Some proxies answer an error object with status 200.
 		var er errorResponse
@@ -240,6 +366,11 @@ func (e *Engine) answer(data []byte) (string, error) {
 	}
 	switch ch.FinishReason {
 	case "length":
+		// The text so far goes along: findings complete before the cut
+		// can still be read (a small model may write at length).
+		if ch.Message.Content != nil {
+			return *ch.Message.Content, ErrTruncated
+		}
 		return "", ErrTruncated
 	case "content_filter":
 		return "", fmt.Errorf("%w: content filter", ErrRefused)
@@ -266,6 +397,8 @@ func (e *Engine) apiError(resp *http.Response, data []byte) *APIError {
 	} else {
 		ae.Message = strings.TrimSpace(string(data))
 	}
+	const bodyKept = 64 << 10
+	ae.body = strings.ToLower(string(data[:min(len(data), bodyKept)]))
 	ae.Message = e.clip(ae.Message)
 	ae.Type, ae.Code = e.clip(ae.Type), e.clip(ae.Code)
 	return ae

@@ -28,6 +28,10 @@ type fakeAPI struct {
 	replies  []reply
 	// handle, when set, answers instead of replies.
 	handle func(w http.ResponseWriter, r *http.Request, req map[string]any)
+	// models is what GET /v1/models answers; OpenAI's list, which says
+	// nothing of the context window, by default.
+	models     string
+	modelAsked int
 }
 
 // seenRequest is one request the server received.
@@ -75,6 +79,18 @@ func (f *fakeAPI) seen() []seenRequest {
 }
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+		f.mu.Lock()
+		f.modelAsked++
+		models := f.models
+		f.mu.Unlock()
+		if models == "" {
+			models = `{"object": "list", "data": [{"id": "test-model", "object": "model", "created": 1763865000, "owned_by": "system"}]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, models)
+		return
+	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		// The client gave up while sending (a timeout test): nothing to check.
@@ -193,9 +209,14 @@ func checkRequest(r *http.Request, data []byte, body *map[string]any) []string {
 			}
 		}
 	}
+	// response_format is optional: the engine leaves it out for a server
+	// that rejected both json_schema and json_object.
 	rf, ok := b["response_format"].(map[string]any)
 	if !ok {
-		return append(p, "response_format missing")
+		if _, present := b["response_format"]; present {
+			p = append(p, "response_format not an object")
+		}
+		return p
 	}
 	switch rf["type"] {
 	case "json_schema":

@@ -83,6 +83,34 @@ func parseAnswer(content string) ([]rawFinding, error) {
 	return out, nil
 }
 
+// salvage reads the findings that are complete in an answer cut off at
+// the token limit: `{"findings": [{…}, {…}, {"path": "a.go", "li` gives the
+// first two. None when the cut came before the first was complete.
+func salvage(content string) []rawFinding {
+	s := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(content), "```json"), "```")
+	i := strings.Index(s, `"findings"`)
+	if i < 0 {
+		return nil
+	}
+	j := strings.IndexByte(s[i:], '[')
+	if j < 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s[i+j:]))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil
+	}
+	var out []rawFinding
+	for dec.More() {
+		var f rawFinding
+		if dec.Decode(&f) != nil {
+			break
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // findings turns the model's findings into the specialist's: those with an
 // unknown path, severity or category are dropped, and so are those that do
 // not touch a line the change added or modified (see docs/llm.md: a line

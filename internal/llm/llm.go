@@ -6,7 +6,16 @@
 //
 // Every failure of the endpoint or the model (an HTTP error, a timeout, a
 // malformed, truncated or refused answer) is an error of the specialist,
-// never a panic; 429, 5xx and timeouts are retried once.
+// never a panic; 429, 5xx and timeouts are retried once. The error a review
+// fails with is a *Failure: one short line for the pull request, with the
+// server's own words only in the log.
+//
+// What a server accepts is found out, not assumed: a server that rejects
+// json_schema is asked for json_object, then for JSON described in the
+// prompt; one that rejects the token field gets the other; the model's
+// context window comes from the server's model list when the
+// configuration does not give it. What was found is remembered per server
+// (Servers).
 package llm
 
 import (
@@ -16,6 +25,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +47,10 @@ const (
 	// FormatJSONObject asks only for a JSON object, for servers without
 	// json_schema support; the schema is then given in the prompt.
 	FormatJSONObject = "json_object"
+	// FormatPrompt asks for nothing: the schema is given in the prompt
+	// and the server is not told the answer is JSON, for servers that
+	// accept no response_format at all.
+	FormatPrompt = "prompt"
 )
 
 // Names of the request field that bounds the answer's length.
@@ -55,6 +70,8 @@ const (
 	DefaultContextTokens = 32000
 	DefaultMaxRetryAfter = 30 * time.Second
 	DefaultConcurrency   = 2
+	// modelListTimeout bounds the request for the server's model list.
+	modelListTimeout = 10 * time.Second
 )
 
 const (
@@ -87,13 +104,22 @@ type Config struct {
 	Timeout time.Duration
 	// MaxTokens bounds each answer; DefaultMaxTokens when 0.
 	MaxTokens int
-	// MaxTokensField is MaxCompletionTokens (the default) or MaxTokens.
+	// MaxTokensField is the field tried first, MaxTokens (the default) or
+	// MaxCompletionTokens; a server that rejects it, or answers at more
+	// length than it asks, gets the other. MaxTokens comes first because
+	// the servers that do not read it say so (OpenAI's reasoning models
+	// answer 400 naming it), while llama-cpp-python's server ignores
+	// max_completion_tokens silently and answers until its context is full.
 	MaxTokensField string
-	// ResponseFormat is FormatJSONSchema (the default) or FormatJSONObject.
+	// ResponseFormat is the format tried first: FormatJSONSchema (the
+	// default), FormatJSONObject or FormatPrompt. A server that rejects
+	// it is asked for the next, in that order.
 	ResponseFormat string
 	// ContextTokens is the model's context window, in tokens, which
 	// prompt and answer share; a change whose prompt would not fit is
-	// split by file into several requests. DefaultContextTokens when 0.
+	// split by file into several requests. When 0 the server's model list
+	// is asked (once per server), and DefaultContextTokens is used when
+	// it does not say.
 	ContextTokens int
 	// MaxRetryAfter is the longest Retry-After the engine waits for before
 	// its one retry; a longer one fails at once. DefaultMaxRetryAfter when 0.
@@ -138,6 +164,12 @@ func WithClock(now func() time.Time, sleep func(context.Context, time.Duration) 
 	return func(e *Engine) { e.now, e.sleep = now, sleep }
 }
 
+// WithServers shares what servers were found to accept among every engine
+// given the same Servers: one per process.
+func WithServers(s *Servers) Option {
+	return func(e *Engine) { e.servers = s }
+}
+
 // WithFocus replaces the specialist's description of what it looks for in
 // the system prompt: the way to give a specialist other than the built-in
 // four a precise brief.
@@ -152,10 +184,15 @@ type Engine struct {
 	focus        string
 	endpoint     string
 	instructions []Instruction
-	http         *http.Client
-	log          *slog.Logger
-	now          func() time.Time
-	sleep        func(context.Context, time.Duration) error
+	servers      *Servers
+	facts        *serverFacts
+	// answerDefault: Config.MaxTokens was not given, so a small context
+	// may lower it.
+	answerDefault bool
+	http          *http.Client
+	log           *slog.Logger
+	now           func() time.Time
+	sleep         func(context.Context, time.Duration) error
 }
 
 var _ specialist.Specialist = (*Engine)(nil)
@@ -179,12 +216,13 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.MaxTokens == 0 {
+	answerDefault := cfg.MaxTokens == 0
+	if answerDefault {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
 	switch cfg.MaxTokensField {
 	case "":
-		cfg.MaxTokensField = MaxCompletionTokens
+		cfg.MaxTokensField = MaxTokens
 	case MaxCompletionTokens, MaxTokens:
 	default:
 		return nil, fmt.Errorf("llm: max tokens field %q is neither %s nor %s", cfg.MaxTokensField, MaxCompletionTokens, MaxTokens)
@@ -192,12 +230,9 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 	switch cfg.ResponseFormat {
 	case "":
 		cfg.ResponseFormat = FormatJSONSchema
-	case FormatJSONSchema, FormatJSONObject:
+	case FormatJSONSchema, FormatJSONObject, FormatPrompt:
 	default:
-		return nil, fmt.Errorf("llm: response format %q is neither %s nor %s", cfg.ResponseFormat, FormatJSONSchema, FormatJSONObject)
-	}
-	if cfg.ContextTokens == 0 {
-		cfg.ContextTokens = DefaultContextTokens
+		return nil, fmt.Errorf("llm: response format %q is not %s, %s or %s", cfg.ResponseFormat, FormatJSONSchema, FormatJSONObject, FormatPrompt)
 	}
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
@@ -209,10 +244,11 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 		return nil, errors.New("llm: negative limit in config")
 	}
 	e := &Engine{
-		cfg:      cfg,
-		name:     name,
-		focus:    focuses[name],
-		endpoint: u.String(),
+		cfg:           cfg,
+		answerDefault: answerDefault,
+		name:          name,
+		focus:         focuses[name],
+		endpoint:      u.String(),
 		// Redirects are not followed: the key would go along to wherever
 		// the redirect points (Go drops only Authorization across hosts,
 		// not an api-key header).
@@ -229,8 +265,14 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 	if e.focus == "" {
 		e.focus = genericFocus(name)
 	}
-	if e.promptBudget() < minimumPromptBudget {
-		return nil, fmt.Errorf("llm: context of %d tokens leaves too little room for a prompt beside an answer of %d", cfg.ContextTokens, cfg.MaxTokens)
+	if e.servers == nil {
+		e.servers = NewServers()
+	}
+	e.facts = e.servers.facts(cfg)
+	if cfg.ContextTokens > 0 {
+		if _, err := e.plan(cfg.ContextTokens, "configured"); err != nil {
+			return nil, fmt.Errorf("llm: %w", err)
+		}
 	}
 	return e, nil
 }
@@ -240,12 +282,53 @@ func (e *Engine) Name() string { return e.name }
 
 // Review asks the model about the change, one request per chunk of files
 // that fits the context window, and returns the findings that land on the
-// change's added or modified lines (or on a changed file as a whole).
+// change's added or modified lines (or on a changed file as a whole). It
+// tells the review (specialist.Note) how large the prompt was and how long
+// the model took; when it fails, the error is a *Failure.
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	chunks := e.chunks(c)
+	st := &stats{start: e.now()}
+	if dl, ok := ctx.Deadline(); ok {
+		// Stop a little before the specialist's time limit, so that the
+		// review learns this engine's own account of it (how large the
+		// prompt was, how many requests went) rather than only that the
+		// time ran out.
+		margin := min(time.Until(dl)/10, 2*time.Second)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
+		defer cancel()
+	}
+	findings, p, chunks, err := e.review(ctx, c, st)
+	if err != nil && e.learnContext(err, p) {
+		// The server named a smaller context than the review was planned
+		// for (llama-cpp-python's server says nothing of it before): plan
+		// again, once, with the server's number.
+		e.log.InfoContext(ctx, "llm: the server's context is smaller than planned; splitting the change again", "model", e.cfg.Model, "planned", p.context)
+		findings, p, chunks, err = e.review(ctx, c, st)
+	}
+	if err != nil {
+		return nil, e.failure(ctx, err, p, st)
+	}
+	// Every file of the change went to the model, whole or in parts.
+	for _, f := range c.Files {
+		if f.Status != change.StatusDeleted {
+			specialist.Analysed(ctx, "llm", f.NewPath)
+		}
+	}
+	specialist.Note(ctx, "%s", e.report(p, st, chunks))
+	return findings, nil
+}
+
+// review plans the requests for the context window and makes them.
+func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) ([]specialist.Finding, plan, int, error) {
+	window, from := e.contextWindow(ctx)
+	p, err := e.plan(window, from)
+	if err != nil {
+		return nil, p, 0, err
+	}
+	chunks := e.chunks(c, p.budget)
 	results := make([][]specialist.Finding, len(chunks))
 	errs := make([]error, len(chunks))
-	ctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sem := make(chan struct{}, e.cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -253,12 +336,12 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
+			case <-rctx.Done():
+				errs[i] = rctx.Err()
 				return
 			}
 			defer func() { <-sem }()
-			results[i], errs[i] = e.reviewChunk(ctx, c, ch, i, len(chunks))
+			results[i], errs[i] = e.reviewChunk(rctx, c, ch, p, st)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -274,27 +357,28 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 		}
 	}
 	if first != nil {
-		return nil, fmt.Errorf("llm %s: %w", e.name, first)
+		return nil, p, len(chunks), first
 	}
 	var all []specialist.Finding
 	for _, r := range results {
 		all = append(all, r...)
 	}
-	// Every file of the change went to the model, whole or in parts.
-	for _, f := range c.Files {
-		if f.Status != change.StatusDeleted {
-			specialist.Analysed(ctx, "llm", f.NewPath)
-		}
-	}
-	return dedupe(all), nil
+	return dedupe(all), p, len(chunks), nil
 }
 
 // reviewChunk sends one chunk and converts its answer.
-func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, i, n int) ([]specialist.Finding, error) {
-	content, err := e.complete(ctx, e.messages(ch), fmt.Sprintf("%d/%d", i+1, n))
+func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p plan, st *stats) ([]specialist.Finding, error) {
+	label := fmt.Sprintf("%d/%d", ch.index+1, ch.total)
+	content, err := e.complete(ctx, ch, label, p, st)
+	if errors.Is(err, ErrTruncated) {
+		if raws := salvage(content); len(raws) > 0 {
+			st.cut()
+			return e.findings(ctx, c, raws), nil
+		}
+	}
 	if err != nil {
-		if n > 1 {
-			return nil, fmt.Errorf("chunk %d of %d: %w", i+1, n, err)
+		if ch.total > 1 {
+			return nil, fmt.Errorf("chunk %d of %d: %w", ch.index+1, ch.total, err)
 		}
 		return nil, err
 	}
@@ -303,6 +387,207 @@ func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, i,
 		return nil, err
 	}
 	return e.findings(ctx, c, raws), nil
+}
+
+// plan is how one review uses the model's context window.
+type plan struct {
+	// context is the window in tokens, and contextFrom where the number
+	// came from ("configured", "the server's model list", "the default").
+	context     int
+	contextFrom string
+	// answer bounds each answer, in tokens: Config.MaxTokens, or, when it
+	// was not given and the default would leave no room for a prompt, a
+	// quarter of the context.
+	answer int
+	// budget is how many characters of diff one request may carry.
+	budget int
+	// ratio is the server's token ratio the budget was made with.
+	ratio float64
+}
+
+// plan fits the prompt and the answer into a context window.
+func (e *Engine) plan(window int, from string) (plan, error) {
+	p := plan{context: window, contextFrom: from, answer: e.cfg.MaxTokens, ratio: e.servers.ratio(e.facts)}
+	p.budget = e.promptBudget(window, p.answer, p.ratio)
+	if p.budget < minimumPromptBudget && e.answerDefault && p.answer > window/4 {
+		p.answer = window / 4
+		p.budget = e.promptBudget(window, p.answer, p.ratio)
+	}
+	if p.budget < minimumPromptBudget {
+		return p, fmt.Errorf("the model's context of %d tokens (%s) leaves too little room for a prompt beside answers of %d tokens: serve the model with a larger context", window, from, p.answer)
+	}
+	return p, nil
+}
+
+// stats are what one review sent and how long it took.
+type stats struct {
+	start time.Time
+
+	mu sync.Mutex
+	// requests counts the chunks asked about (a retry is not another).
+	requests int
+	// counted adds up the prompt tokens the server counted (usage);
+	// estimated the estimates of the prompts it has not counted (yet).
+	counted, estimated, uncounted int
+	formats                       []string
+	// truncated counts the answers cut at the token limit whose complete
+	// findings were kept.
+	truncated int
+}
+
+func (st *stats) cut() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.truncated++
+}
+
+// asked records a chunk's prompt, estimated, as it is first sent.
+func (st *stats) asked(estimate int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.requests++
+	st.estimated += estimate
+	st.uncounted++
+}
+
+// answered records the answer to a chunk: the server's count of the prompt
+// replaces the estimate when it gave one.
+func (st *stats) answered(estimate int, u *usage, format string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if u != nil && u.PromptTokens > 0 {
+		st.estimated -= estimate
+		st.counted += u.PromptTokens
+		st.uncounted--
+	}
+	if !slices.Contains(st.formats, format) {
+		st.formats = append(st.formats, format)
+	}
+}
+
+// size says how large the prompt was: "1,234 tokens" when the server
+// counted every request, "about 1,234 tokens" when some were estimated.
+func (st *stats) size() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.counted + st.estimated
+	if st.uncounted > 0 {
+		return "about " + thousands(n) + " tokens"
+	}
+	return thousands(n) + " tokens"
+}
+
+func (st *stats) requestsSent() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.requests
+}
+
+// report is the note a review that succeeded leaves in the summary.
+func (e *Engine) report(p plan, st *stats, chunks int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the LLM engine sent %s a prompt of %s in %s and had its answers in %s",
+		e.cfg.Model, st.size(), plural(chunks, "request"), seconds(e.now().Sub(st.start)))
+	if chunks > 1 {
+		fmt.Fprintf(&b, "; the change was split to fit the model's context of %s tokens (%s)", thousands(p.context), p.contextFrom)
+	}
+	if p.answer < e.cfg.MaxTokens {
+		fmt.Fprintf(&b, "; answers were limited to %s tokens to leave room for the prompt", thousands(p.answer))
+	}
+	st.mu.Lock()
+	formats := slices.Clone(st.formats)
+	truncated := st.truncated
+	st.mu.Unlock()
+	if truncated > 0 {
+		fmt.Fprintf(&b, "; %s cut off at %s tokens, and only the findings complete before the cut were kept (--llm-max-tokens allows longer answers)",
+			wasCut(truncated), thousands(p.answer))
+	}
+	if len(formats) > 0 && formats[len(formats)-1] != FormatJSONSchema {
+		fmt.Fprintf(&b, "; the server does not take %s answers, so they were asked for as %s", FormatJSONSchema, describeFormat(formats[len(formats)-1]))
+	}
+	return b.String() + "."
+}
+
+func describeFormat(f string) string {
+	if f == FormatPrompt {
+		return "JSON described in the prompt"
+	}
+	return f
+}
+
+// Failure is how a review by the engine failed. Its Error is one short
+// line for the pull request's summary, which everyone can read: it names
+// the kind of failure (an HTTP status, a timeout, an unusable answer) and
+// never carries the server's text, which may hold file paths, keys or the
+// prompt. Err, the whole error, goes to the log.
+type Failure struct {
+	Summary string
+	Err     error
+}
+
+func (f *Failure) Error() string { return f.Summary }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// failure logs err whole and returns the short Failure for the review.
+func (e *Engine) failure(ctx context.Context, err error, p plan, st *stats) error {
+	err = e.redact(err)
+	e.log.WarnContext(ctx, "llm review failed", "specialist", e.name, "model", e.cfg.Model, "err", err)
+	var summary string
+	var ae *APIError
+	var te *timeoutError
+	switch {
+	case errors.As(err, &ae):
+		summary = fmt.Sprintf("the LLM engine was unavailable: HTTP %d", ae.StatusCode)
+	case errors.As(err, &te):
+		summary = fmt.Sprintf("the LLM engine timed out: no answer within %s to a prompt of %s; allow more time (--llm-timeout) or send less (--llm-context-tokens)", te.after, st.size())
+	case errors.Is(err, context.DeadlineExceeded):
+		summary = fmt.Sprintf("the LLM engine ran out of the specialist's time after %s, with %s sent (a prompt of %s); allow more time or send less (--llm-context-tokens)",
+			seconds(e.now().Sub(st.start)), plural(st.requestsSent(), "request"), st.size())
+	case errors.Is(err, context.Canceled):
+		summary = "the LLM engine was stopped: the review was canceled"
+	case errors.Is(err, ErrTruncated):
+		summary = fmt.Sprintf("the LLM engine's answer was cut off at %s tokens", thousands(p.answer))
+	case errors.Is(err, ErrRefused):
+		summary = "the LLM engine's model refused to answer"
+	case errors.Is(err, ErrMalformed), errors.Is(err, ErrNoChoices):
+		summary = "the LLM engine's answer was not usable: not the JSON asked for"
+	case errors.Is(err, errUnreachable):
+		summary = "the LLM engine was unavailable: no connection to the server"
+	case p.budget < minimumPromptBudget && p.context > 0:
+		summary = fmt.Sprintf("the LLM engine could not run: the model's context of %s tokens is too small for a prompt", thousands(p.context))
+	default:
+		summary = "the LLM engine failed (the log says why)"
+	}
+	return &Failure{Summary: summary, Err: fmt.Errorf("llm %s: %w", e.name, err)}
+}
+
+// wasCut says how many answers were cut: "1 answer was", "2 answers were".
+func wasCut(n int) string {
+	if n == 1 {
+		return "1 answer was"
+	}
+	return fmt.Sprintf("%d answers were", n)
+}
+
+// thousands writes n with thousands separators: 12,345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// seconds writes a duration to a tenth of a second: "4.2 s".
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
 // sleepCtx waits for d or until ctx is done.

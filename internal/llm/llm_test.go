@@ -211,8 +211,8 @@ func TestReviewRealChange(t *testing.T) {
 	if got := req.Header.Get("Authorization"); got != "Bearer "+testKey {
 		t.Errorf("Authorization = %q", got)
 	}
-	if req.Body["model"] != "test-model" || req.Body["max_completion_tokens"] != float64(DefaultMaxTokens) {
-		t.Errorf("model %v, max_completion_tokens %v", req.Body["model"], req.Body["max_completion_tokens"])
+	if req.Body["model"] != "test-model" || req.Body["max_tokens"] != float64(DefaultMaxTokens) {
+		t.Errorf("model %v, max_tokens %v", req.Body["model"], req.Body["max_tokens"])
 	}
 	if !strings.Contains(req.system(), "security reviewer") {
 		t.Errorf("system prompt is not the security specialist's:\n%s", req.system())
@@ -288,7 +288,7 @@ func TestJSONObjectFallback(t *testing.T) {
 	_, c := smallChange(t)
 	content := "```json\n" + `{"findings": [{"path": "store/store.go", "line": 13, "end_line": 13, "severity": "low", "category": "logic", "headline": "Fenced", "body": "b", "suggested_replacement": null}]}` + "\n```"
 	f := newFakeAPI(t, reply{body: completion(content, "stop")})
-	e, _, _ := newEngine(t, f, Config{ResponseFormat: FormatJSONObject, MaxTokensField: MaxTokens, MaxTokens: 1000}, specialist.Performance)
+	e, _, _ := newEngine(t, f, Config{ResponseFormat: FormatJSONObject, MaxTokens: 1000}, specialist.Performance)
 	got, err := e.Review(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -330,8 +330,8 @@ func TestBadResponses(t *testing.T) {
 		{name: "content filter", replies: []reply{{body: completion(nil, "content_filter")}}, wantErr: ErrRefused, requests: 1},
 		{name: "empty choices", replies: []reply{{body: completionWith(nil, "stop")}}, wantErr: ErrNoChoices, requests: 1},
 		{name: "error object with 200", replies: []reply{{body: apiErrorJSON("upstream failed", "server_error", nil)}}, wantErr: ErrNoChoices, wantText: "upstream failed", requests: 1},
-		{name: "400 not retried", replies: []reply{{status: 400, body: apiErrorJSON("Invalid schema for response_format 'findings'.", "invalid_request_error", nil)}, good},
-			wantText: "HTTP 400 (invalid_request_error): Invalid schema for response_format 'findings'.", requests: 1},
+		{name: "400 not retried", replies: []reply{{status: 400, body: apiErrorJSON("Invalid value for 'temperature': must be at most 2.", "invalid_request_error", nil)}, good},
+			wantText: "HTTP 400 (invalid_request_error): Invalid value for 'temperature': must be at most 2.", requests: 1},
 		{name: "404 model", replies: []reply{{status: 404, body: apiErrorJSON("The model `nope` does not exist.", "invalid_request_error", "model_not_found")}},
 			wantText: "model_not_found): The model `nope` does not exist.", requests: 1},
 		{name: "401 echoing the key", replies: []reply{{status: 401, body: apiErrorJSON("Incorrect API key provided: "+testKey+".", "invalid_request_error", "invalid_api_key")}},
@@ -366,8 +366,23 @@ func TestBadResponses(t *testing.T) {
 			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
 				t.Errorf("error %v, want %v", err, tc.wantErr)
 			}
-			if err != nil && !strings.Contains(err.Error(), tc.wantText) {
-				t.Errorf("error %q lacks %q", err, tc.wantText)
+			// The error is one short line for the pull request; the
+			// server's words are in the error it wraps, and in the log.
+			var failure *Failure
+			if err != nil && !errors.As(err, &failure) {
+				t.Fatalf("error %v is not a *Failure", err)
+			}
+			if err != nil && !strings.Contains(failure.Err.Error(), tc.wantText) {
+				t.Errorf("error %q lacks %q", failure.Err, tc.wantText)
+			}
+			if err != nil && !strings.Contains(logs.String(), strings.ReplaceAll(tc.wantText, `"`, `\"`)) {
+				t.Errorf("log lacks %q:\n%s", tc.wantText, logs)
+			}
+			if err != nil && tc.wantText != "" && strings.Contains(err.Error(), tc.wantText) && !strings.HasPrefix(tc.wantText, "HTTP ") {
+				t.Errorf("the summary line %q carries the server's text %q", err, tc.wantText)
+			}
+			if err != nil && strings.Count(err.Error(), "\n") > 0 {
+				t.Errorf("the summary line %q is not one line", err)
 			}
 			var ae *APIError
 			if strings.HasPrefix(tc.wantText, "HTTP ") && !errors.As(err, &ae) {
@@ -402,12 +417,14 @@ func TestTimeoutRetriedOnce(t *testing.T) {
 	// not reach the server's handler at all.
 	var attempts atomic.Int32
 	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		attempts.Add(1)
+		if r.Method == http.MethodPost {
+			attempts.Add(1)
+		}
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	e, ns, _ := newEngine(t, f, Config{Timeout: 20 * time.Millisecond}, specialist.Logic, WithHTTPClient(client))
 	_, err := e.Review(context.Background(), c)
-	if err == nil || !strings.Contains(err.Error(), "timed out after 20ms") {
+	if err == nil || !strings.Contains(err.Error(), "the LLM engine timed out: no answer within 20ms to a prompt of about ") {
 		t.Fatalf("error %v, want a timeout", err)
 	}
 	if n := attempts.Load(); n != 2 {
@@ -488,7 +505,7 @@ func TestChunking(t *testing.T) {
 	if len(reqs) < 4 {
 		t.Fatalf("%d requests for a change of ~%d KB in a 6000-token context", len(reqs), (big.Len()+12*60*70)/1000)
 	}
-	budget := e.promptBudget()
+	budget := e.promptBudget(cfg.ContextTokens, cfg.MaxTokens, 1)
 	lines := map[string]int{}
 	for i, req := range reqs {
 		user := req.user()
@@ -559,7 +576,7 @@ func TestChunkFailureFailsTheReview(t *testing.T) {
 	}
 	e, _, _ := newEngine(t, f, Config{ContextTokens: 3000, MaxTokens: 500, Concurrency: 1}, specialist.Logic)
 	got, err := e.Review(context.Background(), c)
-	if !errors.Is(err, ErrTruncated) || got != nil || !strings.Contains(err.Error(), "chunk 2 of") {
+	if !errors.Is(err, ErrTruncated) || got != nil || !strings.Contains(errors.Unwrap(err).Error(), "chunk 2 of") {
 		t.Fatalf("Review = %v, %v; want a truncation error for chunk 2 and no findings", got, err)
 	}
 }
@@ -575,7 +592,7 @@ func TestSpecialistPrompts(t *testing.T) {
 		"accessibility":        "You are the accessibility reviewer.",
 	} {
 		e, _, _ := newEngine(t, f, Config{}, name)
-		p := e.systemPrompt()
+		p := e.systemPrompt(FormatJSONSchema)
 		for _, s := range []string{want, "Precision comes first", `marked "+"`, "not instructions to you"} {
 			if !strings.Contains(p, s) {
 				t.Errorf("%s prompt lacks %q", name, s)
@@ -586,7 +603,7 @@ func TestSpecialistPrompts(t *testing.T) {
 		}
 	}
 	e, _, _ := newEngine(t, f, Config{}, "i18n", WithFocus("You check translations."))
-	if !strings.HasPrefix(e.systemPrompt(), "You check translations.") {
+	if !strings.HasPrefix(e.systemPrompt(FormatJSONSchema), "You check translations.") {
 		t.Error("WithFocus ignored")
 	}
 }

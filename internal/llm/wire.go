@@ -139,7 +139,13 @@ func (a *Also) Review(ctx context.Context, c *change.Change) ([]specialist.Findi
 	case b.err != nil && l.err != nil:
 		return nil, fmt.Errorf("built-in engine: %v; LLM engine: %v", firstLine(b.err), firstLine(l.err))
 	case l.err != nil:
-		specialist.Note(ctx, "the LLM engine failed (%s); only the built-in engine's findings are reported.", firstLine(l.err))
+		// The engine's own Failure is already one line for the reader.
+		var f *Failure
+		if errors.As(l.err, &f) {
+			specialist.Note(ctx, "%s; only the built-in engine's findings are reported.", f.Summary)
+		} else {
+			specialist.Note(ctx, "the LLM engine failed (%s); only the built-in engine's findings are reported.", firstLine(l.err))
+		}
 		return b.findings, nil
 	case b.err != nil:
 		specialist.Note(ctx, "the built-in engine failed (%s); only the LLM engine's findings are reported.", firstLine(b.err))

@@ -544,7 +544,7 @@ func TestSpecialistNotes(t *testing.T) {
 	if !res.Completed() {
 		t.Fatalf("not completed: %s", res.Review.Summary)
 	}
-	want := "Engine problems:\n- security: the LLM engine failed (HTTP 500); only the built-in engine's findings are reported."
+	want := "Engine notes:\n- security: the LLM engine failed (HTTP 500); only the built-in engine's findings are reported."
 	if !strings.Contains(res.Review.Summary, want) {
 		t.Errorf("summary does not say %q:\n%s", want, res.Review.Summary)
 	}

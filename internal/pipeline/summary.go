@@ -97,7 +97,7 @@ func summarize(c, reviewed *change.Change, excluded int, res Result, s synthesis
 		}
 	}
 	if ns := specialistNotes(res.Outcomes); len(ns) > 0 {
-		b.WriteString("\nEngine problems:\n")
+		b.WriteString("\nEngine notes:\n")
 		for _, n := range ns {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
