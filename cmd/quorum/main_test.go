@@ -305,6 +305,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--role", "api", "--data-dir", dir}, "needs --database-url"},
 		{[]string{"serve", "--data-dir", dir, "--webhook-concurrency", "-1"}, "--webhook-concurrency"},
 		{[]string{"serve", "--data-dir", dir, "--workers", "0"}, "--workers"},
+		{[]string{"serve", "--data-dir", dir, "--dashboard-session-ttl", "-1h"}, "--dashboard-session-ttl must be at least 1m"},
 		{[]string{"serve", "--data-dir", dir, "--review-memory", "lots"}, `--review-memory: "lots" is not a size`},
 		{[]string{"serve", "--data-dir", dir, "--review-memory", "4XB"}, `--review-memory: "4XB" is not a size`},
 		{[]string{"serve", "--data-dir", dir, "--review-memory", "0"}, "--review-memory: \"0\": a size must be at least 1 byte"},

@@ -148,6 +148,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if *webhookTimeout <= 0 || *webhookMaxEndpoints < 1 {
 		return usageError{errors.New("--webhook-timeout and --webhook-max-endpoints must be positive")}
 	}
+	if *sessionTTL < time.Minute {
+		return usageError{fmt.Errorf("--dashboard-session-ttl must be at least 1m (got %s): a shorter sign-in ends before its first page", *sessionTTL)}
+	}
 	if *jobRescueAfter < 0 {
 		return usageError{errors.New("--job-rescue-after cannot be negative")}
 	}

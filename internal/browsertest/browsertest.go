@@ -350,3 +350,11 @@ func (b *Browser) Dialogs() []string {
 	defer b.mu.Unlock()
 	return slices.Clone(b.dialogs)
 }
+
+// WaitFor waits until an element that selector names is in the page,
+// visible or not (e.g. "#status:not(:empty)", once a script has written
+// into it).
+func (b *Browser) WaitFor(selector string) {
+	b.t.Helper()
+	b.do("wait for "+selector+" in the page", chromedp.WaitReady(chromedp.CSS(selector)))
+}

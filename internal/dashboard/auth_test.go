@@ -405,3 +405,29 @@ func TestTheAPIsOwnErrorsArePages(t *testing.T) {
 		t.Errorf("an API error is %s, want problem+json", ct)
 	}
 }
+
+// TestErrorPagesSayWhatHappened: a stale form and a cross-site one are
+// 403s, but not a missing scope; an ended session is a 401, but no PAT
+// was sent.
+func TestErrorPagesSayWhatHappened(t *testing.T) {
+	s := newSite(t, storetest.SQLite(t))
+	br := s.signedIn(t, s.repo)
+	for _, tc := range []struct {
+		name, fetchSite, want string
+		form                  url.Values
+	}{
+		{"stale form", "same-origin", "form expired", url.Values{"csrf": {"stale"}}},
+		{"cross-site", "cross-site", "cross-site form refused", url.Values{}},
+	} {
+		res, body := br.postFrom("/dashboard/sign-out", tc.form, tc.fetchSite)
+		wantStatus(t, res, body, http.StatusForbidden)
+		if !strings.Contains(body, tc.want) || strings.Contains(body, "missing scope") {
+			t.Errorf("%s: the page does not say %q, or says missing scope:\n%s", tc.name, tc.want, body)
+		}
+	}
+	res, body := s.browser(t).post("/dashboard/sign-out", url.Values{})
+	wantStatus(t, res, body, http.StatusUnauthorized)
+	if !strings.Contains(body, "not signed in") || strings.Contains(body, "PAT") {
+		t.Errorf("a form without a session: the page does not say not signed in:\n%s", body)
+	}
+}

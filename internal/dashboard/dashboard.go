@@ -135,8 +135,9 @@ func (s *Server) routes() http.Handler {
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.renderError(w, r, nil, &pageError{Status: http.StatusForbidden,
-			Detail: "The form was sent from another site, so it was refused. Open the dashboard and send it from there."})
+		s.renderError(w, r, nil, &pageError{Status: http.StatusForbidden, Title: "cross-site form refused",
+			Explain: "The dashboard takes forms only from its own pages: a form another site sends in your browser's name is refused.",
+			Detail:  "The form was sent from another site, so it was refused. Open the dashboard and send it from there."})
 	}))
 	return secure(cop.Handler(mux))
 }
@@ -162,6 +163,10 @@ func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
 type pageError struct {
 	Status int
 	Detail string
+	// Title and Explain, when set, replace those of the API's problem type
+	// for the status, where the API's would mislead (a stale form is a
+	// 403, but not a missing scope).
+	Title, Explain string
 }
 
 func (e *pageError) Error() string { return e.Detail }
@@ -189,8 +194,9 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 				http.Redirect(w, r, Prefix+"sign-in?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
-			s.renderError(w, r, nil, &pageError{Status: http.StatusUnauthorized,
-				Detail: "You are not signed in (the session ended, or its token was revoked). Sign in and send the form again."})
+			s.renderError(w, r, nil, &pageError{Status: http.StatusUnauthorized, Title: "not signed in",
+				Explain: "A dashboard session ends on sign-out, when its token is revoked or expires, and after --dashboard-session-ttl.",
+				Detail:  "You are not signed in (the session ended, or its token was revoked). Sign in and send the form again."})
 			return
 		}
 		if err != nil {
@@ -204,8 +210,9 @@ func (s *Server) page(scope string, h handlerFunc) http.Handler {
 				return
 			}
 			if !sess.validCSRF(r.PostForm.Get("csrf")) {
-				s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden,
-					Detail: "The form's security token is missing or stale. Reload the page and send the form again."})
+				s.renderError(w, r, sess, &pageError{Status: http.StatusForbidden, Title: "form expired",
+					Explain: "Each form carries a token of the session that showed it, so that no other page can send it in your name; a form from before a sign-in, or from another session, is refused.",
+					Detail:  "The form's security token is missing or stale. Reload the page and send the form again."})
 				return
 			}
 		}

@@ -134,6 +134,9 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, sess *sessi
 			Detail: "The server failed to show this page. Quote the request id below when reporting it."}
 	}
 	pt := api.ProblemTypeFor(pe.Status)
+	if pe.Title != "" {
+		pt.Title, pt.Explain = pe.Title, pe.Explain
+	}
 	s.render(w, r, pe.Status, "error", sess, pt.Title, errorView{
 		ProblemType: pt,
 		Detail:      pe.Detail,

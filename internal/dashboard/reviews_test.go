@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"regexp"
@@ -396,4 +397,41 @@ func TestSplitSummaryPutsWhatWasNotAnalysedFirst(t *testing.T) {
 	if !slices.Equal(gaps, wantGaps) || rest != wantRest {
 		t.Errorf("splitSummary:\n gaps %q\nwant %q\n rest %q\nwant %q", gaps, wantGaps, rest, wantRest)
 	}
+}
+
+// TestRepositoriesArePaged walks the repositories page by its Next links:
+// every repository of the account once, in name order, none of another's.
+func TestRepositoriesArePaged(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		s := newSite(t, b.Open(t))
+		want := []string{"acme/widgets"}
+		for i := range repositoriesPerPage + 3 {
+			name := fmt.Sprintf("repo-%02d", i)
+			storetest.Repo(t, s.db, "acme", "acme", name)
+			want = append(want, "acme/"+name)
+		}
+		storetest.Repo(t, s.db, "globex", "globex", "repo-00x")
+		slices.Sort(want)
+		br := s.signedIn(t, s.repo)
+		var seen []string
+		row := regexp.MustCompile(`<th scope="row"><a href="/dashboard/reviews\?repo=[^"]*">([^<]+)</a>`)
+		next := regexp.MustCompile(`<a rel="next" href="([^"]+)">`)
+		for page, path := 0, "/dashboard/repositories"; path != ""; page++ {
+			if page > 3 {
+				t.Fatal("the Next links do not end")
+			}
+			res, body := br.get(path)
+			wantStatus(t, res, body, http.StatusOK)
+			for _, m := range row.FindAllStringSubmatch(body, -1) {
+				seen = append(seen, m[1])
+			}
+			path = ""
+			if m := next.FindStringSubmatch(body); m != nil {
+				path = html.UnescapeString(m[1])
+			}
+		}
+		if !slices.Equal(seen, want) {
+			t.Fatalf("pages listed %v, want %v", seen, want)
+		}
+	})
 }

@@ -1,12 +1,16 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/storetest"
+	"github.com/quorum-review/quorum/internal/token"
 )
 
 // TestSecretIsShownOnceAfterARedirect: registering answers with a redirect
@@ -49,5 +53,46 @@ func TestSecretIsShownOnceAfterARedirect(t *testing.T) {
 		s.clock.Advance(secretWindow)
 		res, body = br.get(secretPage)
 		wantStatus(t, res, body, http.StatusNotFound)
+	})
+}
+
+// TestSecretIsTakenOnceUnderConcurrency: of several requests for an
+// offered secret at the same time, exactly one gets it.
+func TestSecretIsTakenOnceUnderConcurrency(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
+		s := newSite(t, b.Open(t))
+		_, tok, err := s.tokens.Create(t.Context(), s.repo.AccountID, "t", token.AllScopes, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.tokens.Authenticate(t.Context(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := &sessions{db: s.db, now: s.clock.Now, ttl: DefaultSessionTTL}
+		_, sess, err := ss.create(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.offerSecret(t.Context(), sess.hash, "hook_x", secretCreated); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var got atomic.Int32
+		for range 8 {
+			wg.Go(func() {
+				kind, ok, err := ss.takeSecret(context.Background(), sess.hash, "hook_x")
+				if err != nil {
+					t.Error(err)
+				}
+				if ok && kind == secretCreated {
+					got.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if got.Load() != 1 {
+			t.Fatalf("%d of 8 concurrent requests took the secret, want 1", got.Load())
+		}
 	})
 }
