@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
@@ -271,6 +272,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	c := newCommand("migrate", "quorum migrate [flags]",
 		"Applies quorum's and the job queue's schema migrations and exits. It is safe\nto run again and from several replicas at once; serve also migrates at start.")
 	db := addDBFlags(c, getenv)
+	rebuild := c.Bool("rebuild-rollups", "", false, "also recount the dashboard charts' daily rollups from the stored reviews: run it once after a rolling upgrade from a quorum older than the rollups, whose replicas saved reviews without counting them (safe while serve runs)")
 	if err := c.parse(args, getenv, stdout); err != nil {
 		return err
 	}
@@ -294,6 +296,12 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stdout, "applied job queue migrations %v\n", res.RiverApplied)
 	}
 	fmt.Fprintf(stdout, "schema at version %d (%s)\n", store.LatestVersion(), db.describe())
+	if *rebuild {
+		if err := review.RebuildRollups(ctx, d); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "recounted the daily rollups from the stored reviews")
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quorum-review/quorum/internal/store"
@@ -147,4 +148,46 @@ func (u *Rollup) Write(ctx context.Context, q store.Querier) error {
 	}
 	u.days = nil
 	return nil
+}
+
+// rollupMigration is the migration that made the rollups and filled them
+// from the reviews stored before it: RebuildRollups runs its INSERTs
+// again, so the two cannot count differently.
+const rollupMigration = "review_rollups"
+
+// RebuildRollups recounts the daily rollups from the stored reviews. A
+// review saved by a quorum older than the rollups (a replica not yet
+// upgraded, during a rolling upgrade) is stored but not counted; this
+// counts it. Reviews saved while it runs are counted once: on PostgreSQL
+// it holds the rollup tables against writes until it commits, and a
+// review committed after its count adds itself when its own transaction
+// takes the tables; SQLite has one writer.
+func RebuildRollups(ctx context.Context, db *store.DB) error {
+	var inserts []string
+	for _, m := range store.Migrations() {
+		if m.Name != rollupMigration {
+			continue
+		}
+		for _, st := range m.Statements() {
+			if strings.HasPrefix(st, "INSERT INTO review_day") {
+				inserts = append(inserts, st)
+			}
+		}
+	}
+	if len(inserts) != 2 {
+		return fmt.Errorf("rebuild rollups: migration %s has %d INSERT statements, want 2", rollupMigration, len(inserts))
+	}
+	return db.InTx(ctx, func(tx store.Tx) error {
+		if db.Dialect() == store.Postgres {
+			if _, err := tx.Exec(ctx, `LOCK TABLE review_days, review_day_durations IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+				return fmt.Errorf("rebuild rollups: %w", err)
+			}
+		}
+		for _, st := range append([]string{`DELETE FROM review_day_durations`, `DELETE FROM review_days`}, inserts...) {
+			if _, err := tx.Exec(ctx, st); err != nil {
+				return fmt.Errorf("rebuild rollups: %w", err)
+			}
+		}
+		return nil
+	})
 }

@@ -269,3 +269,37 @@ func TestDurationBucket(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildRollupsCountsWhatOldReplicasSaved: a review stored without
+// its rollup (as a replica older than the rollups saves it) is counted
+// after RebuildRollups, and the others are not counted twice.
+func TestRebuildRollupsCountsWhatOldReplicasSaved(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		repos := []account.Repository{f.repo, storetest.Repo(t, f.db, "globex", "globex", "widgets")}
+		reviews := rollupReviews(repos, 40)
+		for i := range reviews {
+			if err := f.reviews.Create(ctx, f.db.Writer(), &reviews[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An old replica's saves: the review is there, its rollups are not.
+		if _, err := f.db.Writer().Exec(ctx, `DELETE FROM review_day_durations`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.db.Writer().Exec(ctx, `UPDATE review_days SET approve = 0, high = 0 WHERE repository_id = $1`, f.repo.ID); err != nil {
+			t.Fatal(err)
+		}
+		want := rollupsOfReviews(t, f.db)
+		if reflect.DeepEqual(readRollups(t, f.db), want) {
+			t.Fatal("the rollups still agree with the reviews: the test broke nothing")
+		}
+		if err := review.RebuildRollups(ctx, f.db); err != nil {
+			t.Fatal(err)
+		}
+		if got := readRollups(t, f.db); !reflect.DeepEqual(got, want) {
+			t.Errorf("after the rebuild the rollups are\n%v\nwant what the reviews say\n%v", got, want)
+		}
+	})
+}

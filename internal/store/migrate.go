@@ -246,6 +246,9 @@ func (db *DB) CheckSchema(ctx context.Context) error {
 	return nil
 }
 
+// Statements are the migration's SQL statements, in order.
+func (m Migration) Statements() []string { return splitStatements(m.SQL) }
+
 // splitStatements splits a migration file on semicolons that end a line.
 // Migrations hold no semicolons inside literals or bodies.
 func splitStatements(src string) []string {
