@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/review"
+	"github.com/quorum-review/quorum/internal/storetest"
 )
 
 // dashboardPage is a dashboard page measured against the API request that
@@ -64,7 +68,7 @@ func dashboard(ctx context.Context, c config, d database, srv *child) error {
 			}
 		}
 	}
-	fmt.Printf("### %s — dashboard pages, %d reviews in one repository\n\n", d.backend, d.seeded.Reviews)
+	fmt.Printf("### %s — dashboard pages, %d reviews in one repository and %d more repositories of 20 reviews\n\n", d.backend, d.seeded.Reviews, otherRepositories)
 	fmt.Println("| page | p50 | p99 | API baseline p50 | ratio page / API (p50) |")
 	fmt.Println("|---|---:|---:|---:|---:|")
 	for k, p := range pages {
@@ -105,4 +109,39 @@ func signIn(ctx context.Context, client *http.Client, base, tok string) (string,
 	}
 	c := resp.Cookies()[0]
 	return c.Name + "=" + c.Value, nil
+}
+
+// otherRepositories is how many more repositories the dashboard benchmark
+// gives the account, so that the repositories page has a full page of
+// them, each with the latest reviews of its pull requests.
+const otherRepositories = 49
+
+// seedRepositories adds otherRepositories repositories to the seeded
+// account, each with 20 reviews of 5 pull requests, through the store as
+// the service saves them.
+func seedRepositories(ctx context.Context, d database) error {
+	db, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	acct, err := account.Find(ctx, db.Reader(), account.PlatformGitHub, d.seeded.Owner)
+	if err != nil {
+		return err
+	}
+	reviews := review.NewStore(db)
+	at := time.Now().Add(-time.Hour)
+	for i := range otherRepositories {
+		repo, err := account.EnsureRepository(ctx, db.Writer(), acct.ID, d.seeded.Owner, fmt.Sprintf("service-%02d", i))
+		if err != nil {
+			return err
+		}
+		for j := range 20 {
+			r := storetest.NewReview(repo, j%5+1, j%3, at.Add(time.Duration(i*20+j)*time.Second))
+			if err := reviews.Create(ctx, db.Writer(), &r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

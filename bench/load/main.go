@@ -344,6 +344,11 @@ func benchBackend(ctx context.Context, c config, backend, tmp, bin, self string)
 		return err
 	}
 	defer d.drop()
+	if c.dash {
+		if err := seedRepositories(ctx, d); err != nil {
+			return err
+		}
+	}
 
 	srv, err := startChild(ctx, "quorum", bin, d.serveArgs(), nil)
 	if err != nil {
