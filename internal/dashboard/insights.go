@@ -32,11 +32,11 @@ type insightsView struct {
 // by severity, reviews per day by verdict and their duration, and, for a
 // token that may read webhooks, each endpoint's delivery success.
 func (s *Server) insights(w http.ResponseWriter, r *http.Request, sess *session) error {
-	get, err := queryParams(r.URL.RawQuery)
+	query, err := pageQuery(r)
 	if err != nil {
 		return err
 	}
-	repo, err := get("repo")
+	repo, err := singleParam(query, "repo")
 	if err != nil {
 		return err
 	}

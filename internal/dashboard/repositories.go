@@ -39,11 +39,11 @@ type repositoriesView struct {
 // repositories lists the account's repositories by name, each with the
 // latest review of its recently reviewed pull requests.
 func (s *Server) repositories(w http.ResponseWriter, r *http.Request, sess *session) error {
-	get, err := queryParams(r.URL.RawQuery)
+	q, err := pageQuery(r)
 	if err != nil {
 		return err
 	}
-	after, err := get("after")
+	after, err := singleParam(q, "after")
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ type reviewListView struct {
 // reviewList lists the account's reviews, newest first: every repository's,
 // or one repository's, pull request's and verdict's.
 func (s *Server) reviewList(w http.ResponseWriter, r *http.Request, sess *session) error {
-	f, q, err := parseReviewFilter(r.URL.RawQuery)
+	f, q, err := parseReviewFilter(r)
 	if err != nil {
 		return err
 	}
@@ -87,15 +87,16 @@ func (s *Server) reviewList(w http.ResponseWriter, r *http.Request, sess *sessio
 // UTF-8 text is refused rather than dropped, since a filter silently
 // dropped answers another question. An empty parameter, as an empty form
 // field sends, filters nothing.
-func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error) {
+func parseReviewFilter(r *http.Request) (reviewFilter, review.SearchQuery, error) {
 	var (
 		f reviewFilter
 		q review.SearchQuery
 	)
-	get, err := queryParams(rawQuery)
+	values, err := pageQuery(r)
 	if err != nil {
 		return f, q, err
 	}
+	get := func(name string) (string, error) { return singleParam(values, name) }
 	if f.Repo, err = get("repo"); err != nil {
 		return f, q, err
 	}
@@ -105,7 +106,7 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 	if f.Verdict, err = get("verdict"); err != nil {
 		return f, q, err
 	}
-	before, err := get("before")
+	before, err := readBefore(values, id.Review)
 	if err != nil {
 		return f, q, err
 	}
@@ -129,36 +130,36 @@ func parseReviewFilter(rawQuery string) (reviewFilter, review.SearchQuery, error
 		}
 		q.Verdict = f.Verdict
 	}
-	if before != "" {
-		micros, rid, _ := strings.Cut(before, ".")
-		at, err := strconv.ParseInt(micros, 10, 64)
-		if err != nil || at < 0 || !id.Valid(id.Review, rid) {
-			return f, q, badRequest("The page position is not valid: follow the list's own Next link.")
-		}
-		q.After = &review.Cursor{SynthesizedAt: at, ID: rid}
+	if before != nil {
+		q.After = &review.Cursor{SynthesizedAt: before.CreatedAt, ID: before.ID}
 	}
 	return f, q, nil
 }
 
-// queryParams reads a page's query: get(name) is the parameter's value,
-// trimmed, "" when absent; one given twice, or not UTF-8 text, is a 400.
-func queryParams(rawQuery string) (get func(name string) (string, error), err error) {
-	values, err := url.ParseQuery(rawQuery)
+// pageQuery is the request's query; one that cannot be decoded is a 400
+// rather than silently less (as url.URL.Query would have it).
+func pageQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, badRequest("The address's query could not be read (%v). Use the page's own forms and links.", err)
 	}
-	return func(name string) (string, error) {
-		vs := values[name]
-		switch {
-		case len(vs) > 1:
-			return "", badRequest("The %q parameter is given more than once; give it once.", name)
-		case len(vs) == 0:
-			return "", nil
-		case !utf8.ValidString(vs[0]) || strings.ContainsRune(vs[0], 0) || len(vs[0]) > 512:
-			return "", badRequest("The %q parameter must be UTF-8 text without NUL characters, at most 512 bytes.", name)
-		}
-		return strings.TrimSpace(vs[0]), nil
-	}, nil
+	return q, nil
+}
+
+// singleParam is a query parameter, trimmed, "" when absent; given twice,
+// or not UTF-8 text of at most 512 bytes without NUL, it is a 400, as the
+// API's are: a filter silently dropped answers another question.
+func singleParam(q url.Values, name string) (string, error) {
+	vs := q[name]
+	switch {
+	case len(vs) > 1:
+		return "", badRequest("The %q parameter is given more than once; give it once.", name)
+	case len(vs) == 0:
+		return "", nil
+	case !utf8.ValidString(vs[0]) || strings.ContainsRune(vs[0], 0) || len(vs[0]) > 512:
+		return "", badRequest("The %q parameter must be UTF-8 text without NUL characters, at most 512 bytes.", name)
+	}
+	return strings.TrimSpace(vs[0]), nil
 }
 
 // splitRepo splits a repository parameter, owner/name; "" is no

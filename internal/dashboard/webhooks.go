@@ -95,18 +95,6 @@ func limitText(le *webhook.LimitError) string {
 	return fmt.Sprintf("The account has %d webhook endpoints, the most it may have; delete one to register another.", le.Max)
 }
 
-// singleParam is a query parameter given at most once; given twice it is
-// a 400, as the API's are.
-func singleParam(q url.Values, name string) (string, error) {
-	switch v := q[name]; len(v) {
-	case 0:
-		return "", nil
-	case 1:
-		return v[0], nil
-	}
-	return "", badRequest("The %q parameter is given more than once: give it once.", name)
-}
-
 // position is where a newest-first page starts: after the row made at
 // CreatedAt (Unix microseconds) with ID. Next links carry it as
 // "?before=<micros>.<id>".
@@ -135,7 +123,11 @@ func readBefore(q url.Values, prefix string) (*position, error) {
 
 // noticeOf reads the notice parameter a redirect after a change carries,
 // one of notices; an unknown one is a 400.
-func noticeOf(q url.Values, notices map[string]string) (string, error) {
+func noticeOf(r *http.Request, notices map[string]string) (string, error) {
+	q, err := pageQuery(r)
+	if err != nil {
+		return "", err
+	}
 	key, err := singleParam(q, "notice")
 	if err != nil || key == "" {
 		return "", err
@@ -174,13 +166,16 @@ func everyEvent(events []string) bool {
 }
 
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, sess *session) error {
-	q := r.URL.Query()
+	q, err := pageQuery(r)
+	if err != nil {
+		return err
+	}
 	before, err := readBefore(q, id.Endpoint)
 	if err != nil {
 		return err
 	}
 	var v endpointsView
-	if v.Notice, err = noticeOf(q, listNotices); err != nil {
+	if v.Notice, err = noticeOf(r, listNotices); err != nil {
 		return err
 	}
 	var after *webhook.EndpointCursor
@@ -405,7 +400,7 @@ func (s *Server) loadEndpoint(r *http.Request, sess *session) (webhook.Endpoint,
 }
 
 func (s *Server) showEndpoint(w http.ResponseWriter, r *http.Request, sess *session) error {
-	notice, err := noticeOf(r.URL.Query(), endpointNotices)
+	notice, err := noticeOf(r, endpointNotices)
 	if err != nil {
 		return err
 	}
@@ -543,9 +538,11 @@ type deliveriesView struct {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, sess *session) error {
-	q := r.URL.Query()
+	q, err := pageQuery(r)
+	if err != nil {
+		return err
+	}
 	v := deliveriesView{Statuses: webhook.Statuses}
-	var err error
 	if v.Status, err = singleParam(q, "status"); err != nil {
 		return err
 	}
@@ -596,7 +593,7 @@ var deliveryNotices = map[string]string{
 }
 
 func (s *Server) showDelivery(w http.ResponseWriter, r *http.Request, sess *session) error {
-	notice, err := noticeOf(r.URL.Query(), deliveryNotices)
+	notice, err := noticeOf(r, deliveryNotices)
 	if err != nil {
 		return err
 	}
