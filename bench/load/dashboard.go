@@ -18,7 +18,7 @@ import (
 // dashboardPage is a dashboard page measured against the API request that
 // reads the same data, its baseline in the same run.
 type dashboardPage struct {
-	name, page, api string
+	name, route, page, api string
 }
 
 // dashboard measures the dashboard's pages on the seeded store: each page
@@ -36,13 +36,13 @@ func dashboard(ctx context.Context, c config, d database, srv *child) error {
 	repo := d.seeded.Owner + "/" + d.seeded.Repo
 	list := url.Values{"owner": {d.seeded.Owner}, "repo": {d.seeded.Repo}, "limit": {"20"}}.Encode()
 	pages := []dashboardPage{
-		{"repositories", "/dashboard/repositories", "/v1/reviews?" + list},
-		{"reviews of the repository", "/dashboard/reviews?repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
-		{"reviews of every repository", "/dashboard/reviews", "/v1/reviews?" + list},
-		{"reviews with verdict comment (none of 1M)", "/dashboard/reviews?verdict=comment&repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
-		{"a review with 20 findings", "/dashboard/reviews/" + d.seeded.FullID, "/v1/reviews/" + d.seeded.FullID},
-		{"a finding", "/dashboard/findings/" + d.seeded.FindingID, "/v1/findings/" + d.seeded.FindingID},
-		{"charts of the repository", "/dashboard/insights?repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
+		{"repositories", "/dashboard/repositories", "/dashboard/repositories", "/v1/reviews?" + list},
+		{"reviews of the repository", "/dashboard/reviews", "/dashboard/reviews?repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
+		{"reviews of every repository", "/dashboard/reviews", "/dashboard/reviews", "/v1/reviews?" + list},
+		{"reviews with verdict comment (none of 1M)", "/dashboard/reviews", "/dashboard/reviews?verdict=comment&repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
+		{"a review with 20 findings", "/dashboard/reviews/{id}", "/dashboard/reviews/" + d.seeded.FullID, "/v1/reviews/" + d.seeded.FullID},
+		{"a finding", "/dashboard/findings/{id}", "/dashboard/findings/" + d.seeded.FindingID, "/v1/findings/" + d.seeded.FindingID},
+		{"charts of the repository", "/dashboard/insights", "/dashboard/insights?repo=" + url.QueryEscape(repo), "/v1/reviews?" + list},
 	}
 	for _, p := range pages {
 		// Each page once, checked, before any is timed.
@@ -74,7 +74,7 @@ func dashboard(ctx context.Context, c config, d database, srv *child) error {
 	for k, p := range pages {
 		slices.Sort(times[k][0])
 		slices.Sort(times[k][1])
-		fmt.Printf("| %s (`%s`) | **%s** | %s | %s | %.2f |\n", p.name, strings.SplitN(p.page, "?", 2)[0],
+		fmt.Printf("| %s (`%s`) | **%s** | %s | %s | %.2f |\n", p.name, p.route,
 			fmtDur(pct(times[k][0], 50)), fmtDur(pct(times[k][0], 99)), fmtDur(pct(times[k][1], 50)),
 			ratio(pct(times[k][0], 50), pct(times[k][1], 50)))
 	}
