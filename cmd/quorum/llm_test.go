@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 func findingsAnswer(path string, line int, severity, category, headline string) string {
 	b, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
 		"path": path, "line": line, "end_line": line, "severity": severity, "category": category,
-		"headline": headline, "body": "Use a placeholder.", "suggested_replacement": nil,
+		"headline": headline, "body": "Use a placeholder.", "quote": llmRepoLines[path+":"+strconv.Itoa(line)], "suggested_replacement": nil,
 	}}})
 	return string(b)
 }
@@ -148,6 +149,12 @@ func llmRepo(t *testing.T) string {
 			"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n",
 			"db/users.py":    "import sqlite3\n\ndef find(conn, name):\n    return conn.execute(\"SELECT * FROM users WHERE name = '\" + name + \"'\")\n",
 		})
+}
+
+// llmRepoLines are the lines of llmRepo's head a model quotes, by
+// path:line.
+var llmRepoLines = map[string]string{
+	"db/users.py:4": `    return conn.execute("SELECT * FROM users WHERE name = '" + name + "'")`,
 }
 
 const llmKey = "sk-test-0123456789abcdefSECRET"
@@ -471,6 +478,18 @@ func TestServeLLM(t *testing.T) {
 		"--llm-api-key-env", "MY_LLM_KEY", "--llm-api-key-header", "api-key", "--llm-specialists", "security,logic")
 	if !hasFinding(full, "security", "db/users.py", 4) {
 		t.Errorf("no LLM security finding on db/users.py:4 in %v", full["findings"])
+	}
+	// The finding says which model made it, in the stored provenance.
+	for _, f := range full["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["path"] != "db/users.py" {
+			continue
+		}
+		p, _ := f["provenance"].(map[string]any)
+		engines, _ := p["engines"].([]any)
+		if p["model"] != "test-model" || !slices.Contains(engines, any("llm")) {
+			t.Errorf("provenance of the LLM finding = %v, want the llm engine and model test-model", p)
+		}
 	}
 	summary, _ := full["summary"].(string)
 	if !strings.Contains(summary, "Engine notes:\n- logic: the LLM engine was unavailable: HTTP 500; only the built-in engine's findings are reported.") {
