@@ -183,7 +183,7 @@ func TestBudgetStopsChunks(t *testing.T) {
 			analysed = append(analysed, cv.Path)
 		}
 	})
-	total := len(e.chunks(c, mustPlan(t, e, 3000).budget))
+	total := len(e.chunks(context.Background(), c, mustPlan(t, e, 3000).budget))
 	if _, err := e.Review(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -238,5 +238,69 @@ func TestWireSharesOneBudgetPerReview(t *testing.T) {
 	w.MaxTokensPerReview = 0
 	if b := budgets(); b[0] != nil {
 		t.Errorf("no bound configured, but a budget of %d", b[0].Limit())
+	}
+}
+
+// TestWholeFunctions: a Go function the change touches in the middle is
+// shown whole beside the hunks, numbered and marked; a function the change
+// does not touch, or that the hunks already show whole, is not; nor is
+// anything when the file would no longer fit in one request.
+func TestWholeFunctions(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	var long strings.Builder
+	long.WriteString("package p\n\n// Sum adds.\nfunc Sum(xs []int) int {\n\ttotal := 0\n")
+	for i := range 20 {
+		fmt.Fprintf(&long, "\t_ = %d // filler, long enough that the function outgrows a small request\n", i)
+	}
+	long.WriteString("\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total\n}\n\nfunc Other() int {\n\treturn 1\n}\n")
+	before := long.String()
+	after := strings.Replace(before, "\t\ttotal += x\n", "\t\ttotal -= x\n", 1)
+	base := r.commit(map[string]string{"p/p.go": before, "notes.txt": "a\n"})
+	head := r.commit(map[string]string{"p/p.go": after + "\nfunc New() int {\n\treturn 2\n}\n", "notes.txt": "b\n"})
+	c := r.Change(base, head)
+
+	f := newFakeAPI(t, reply{body: answer()})
+	e, _, _ := newEngine(t, f, Config{}, specialist.Logic)
+	if _, err := e.Review(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	user := f.seen()[0].user()
+	for _, want := range []string{
+		"The functions the change touches, whole, as they are after it:\n@@ func Sum, lines 4-30, whole @@\n   4   func Sum(xs []int) int {\n",
+		"   6   \t_ = 0 // filler, long enough that the function outgrows a small request\n",
+		"  27 + \t\ttotal -= x\n",
+		"  30   }\n",
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, user)
+		}
+	}
+	for _, not := range []string{"func Other, lines", "func New, lines"} {
+		if strings.Contains(user, not) {
+			t.Errorf("prompt shows %q, which is untouched or already whole in the hunks:\n%s", not, user)
+		}
+	}
+	if strings.Count(user, "The functions the change touches") != 1 {
+		t.Errorf("whole functions shown for a file that is not Go, or twice:\n%s", user)
+	}
+
+	// In a context that fits the hunks but not the function, only the
+	// hunks go.
+	small := newFakeAPI(t, reply{body: answer()})
+	es, _, _ := newEngine(t, small, Config{ContextTokens: 1600, MaxTokens: 100}, specialist.Logic)
+	budget := mustPlan(t, es, 1600).budget
+	if _, err := es.Review(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	hunkSent := false
+	for _, req := range small.seen() {
+		if strings.Contains(req.user(), "whole @@") {
+			t.Errorf("a budget of %d characters, and the whole function is sent:\n%s", budget, req.user())
+		}
+		hunkSent = hunkSent || strings.Contains(req.user(), "  27 + \t\ttotal -= x\n")
+	}
+	if !hunkSent {
+		t.Error("the changed line was not sent in the small context")
 	}
 }

@@ -361,7 +361,7 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outco
 	if err != nil {
 		return outcome{}, p, err
 	}
-	chunks := e.chunks(c, p.budget)
+	chunks := e.chunks(ctx, c, p.budget)
 	results := make([]chunkResult, len(chunks))
 	errs := make([]error, len(chunks))
 	rctx, cancel := context.WithCancel(ctx)
