@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 func findingsAnswer(path string, line int, severity, category, headline string) string {
 	b, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
 		"path": path, "line": line, "end_line": line, "severity": severity, "category": category,
-		"headline": headline, "body": "Use a placeholder.", "suggested_replacement": nil,
+		"headline": headline, "body": "Use a placeholder.", "quote": llmRepoLines[path+":"+strconv.Itoa(line)], "suggested_replacement": nil,
 	}}})
 	return string(b)
 }
@@ -148,6 +149,12 @@ func llmRepo(t *testing.T) string {
 			"config/app.ini": "[aws]\nregion = eu-west-1\naccess_key_id = AKIAIOSFODNN7EXAMPLA\n",
 			"db/users.py":    "import sqlite3\n\ndef find(conn, name):\n    return conn.execute(\"SELECT * FROM users WHERE name = '\" + name + \"'\")\n",
 		})
+}
+
+// llmRepoLines are the lines of llmRepo's head a model quotes, by
+// path:line.
+var llmRepoLines = map[string]string{
+	"db/users.py:4": `    return conn.execute("SELECT * FROM users WHERE name = '" + name + "'")`,
 }
 
 const llmKey = "sk-test-0123456789abcdefSECRET"
@@ -343,6 +350,40 @@ func TestReviewLLMFailsAlso(t *testing.T) {
 	}
 }
 
+// TestReviewLLMBudget: --llm-max-tokens-per-review bounds what one review's
+// specialists send together: with too small a budget nothing is sent, and
+// the summary says why in one line per specialist.
+func TestReviewLLMBudget(t *testing.T) {
+	t.Parallel()
+	dir := leakRepo(t)
+	d := newChatDouble(t, func(string) (int, string) { return 200, noFindings })
+	out, errOut, code := reviewRunEnv(t, env(), "--repo", dir, "--format", "json", "--fail-on", "never",
+		"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security,logic", "--llm-max-tokens-per-review", "3000")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if n := len(d.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none: each could take more than the budget", n)
+	}
+	summary, _ := reviewFindings(t, out)
+	for _, sp := range []string{"logic", "security"} {
+		want := "- " + sp + ": the LLM engine sent nothing: the review's budget of 3,000 tokens was spent (--llm-max-tokens-per-review); only the built-in engine's findings are reported."
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+
+	// With the default budget the same review sends its requests.
+	d = newChatDouble(t, func(string) (int, string) { return 200, noFindings })
+	if _, errOut, code := reviewRunEnv(t, env(), "--repo", dir, "--format", "json", "--fail-on", "never",
+		"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security,logic"); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	if n := len(d.requests()); n != 2 {
+		t.Errorf("%d requests sent with the default budget, want 2", n)
+	}
+}
+
 // TestReviewLLMFailsInstead: with mode instead, the LLM failing is the
 // specialist failing, and the quorum decides.
 func TestReviewLLMFailsInstead(t *testing.T) {
@@ -408,6 +449,7 @@ func TestReviewLLMFlagErrors(t *testing.T) {
 		{"context tokens negative", []string{"--llm-base-url", d.baseURL(), "--llm-context-tokens", "-1"}, env(), "--llm-context-tokens: want 0 (ask the server) or a number of tokens"},
 		{"max tokens negative", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens", "-5"}, env(), "--llm-max-tokens: want 0 (the default) or a number of tokens"},
 		{"context too small for the answer", []string{"--llm-base-url", d.baseURL(), "--llm-context-tokens", "2000", "--llm-max-tokens", "1900"}, env(), "--llm-context-tokens, --llm-max-tokens: the model's context of 2000 tokens (configured) leaves too little room"},
+		{"max tokens per review negative", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-per-review", "-1"}, env(), "--llm-max-tokens-per-review: want 0 (no bound) or a number of tokens"},
 		{"max tokens field", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-field", "tokens"}, env(), "--llm-max-tokens-field: want max_completion_tokens or max_tokens"},
 		{"timeout zero", []string{"--llm-base-url", d.baseURL(), "--llm-timeout", "0s"}, env(), "--llm-timeout: want a positive duration"},
 		{"timeout not a duration", []string{"--llm-timeout", "soon"}, env(), "llm-timeout"},
@@ -440,7 +482,7 @@ func TestReviewLLMHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field", "llm-context-tokens", "llm-max-tokens"} {
+	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field", "llm-context-tokens", "llm-max-tokens", "llm-max-tokens-per-review"} {
 		envVar := "QUORUM_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
 		if !regexp.MustCompile(`(?m)^  --` + f + `\b.*\n      \S.*env ` + envVar + `\)$`).MatchString(out) {
 			t.Errorf("help has no documented --%s with env %s:\n%s", f, envVar, out)
@@ -471,6 +513,18 @@ func TestServeLLM(t *testing.T) {
 		"--llm-api-key-env", "MY_LLM_KEY", "--llm-api-key-header", "api-key", "--llm-specialists", "security,logic")
 	if !hasFinding(full, "security", "db/users.py", 4) {
 		t.Errorf("no LLM security finding on db/users.py:4 in %v", full["findings"])
+	}
+	// The finding says which model made it, in the stored provenance.
+	for _, f := range full["findings"].([]any) {
+		f := f.(map[string]any)
+		if f["path"] != "db/users.py" {
+			continue
+		}
+		p, _ := f["provenance"].(map[string]any)
+		engines, _ := p["engines"].([]any)
+		if p["model"] != "test-model" || !slices.Contains(engines, any("llm")) {
+			t.Errorf("provenance of the LLM finding = %v, want the llm engine and model test-model", p)
+		}
 	}
 	summary, _ := full["summary"].(string)
 	if !strings.Contains(summary, "Engine notes:\n- logic: the LLM engine was unavailable: HTTP 500; only the built-in engine's findings are reported.") {

@@ -20,7 +20,7 @@ import (
 type llmFlags struct {
 	baseURL, model, keyEnv, keyHeader, specialists, mode, responseFormat, maxTokensField *string
 	timeout                                                                              *time.Duration
-	contextTokens, maxTokens                                                             *int
+	contextTokens, maxTokens, maxTokensPerReview                                         *int
 }
 
 func addLLMFlags(c *command) *llmFlags {
@@ -46,6 +46,8 @@ func addLLMFlags(c *command) *llmFlags {
 			"the model's context window in tokens, which prompt and answer share; a change larger than fits is split into several requests. 0: ask the server's model list (vLLM, LM Studio and llama.cpp's server say it), else 32000. Set it lower to send smaller requests to a slow model"),
 		maxTokens: c.Int("llm-max-tokens", "QUORUM_LLM_MAX_TOKENS", 0,
 			"the most tokens one answer may have; 0: 4096, or a quarter of a context too small for that"),
+		maxTokensPerReview: c.Int("llm-max-tokens-per-review", "QUORUM_LLM_MAX_TOKENS_PER_REVIEW", llm.DefaultMaxTokensPerReview,
+			"the most tokens, prompts and answers together, that the requests of one review may take, shared by its specialists (the server's counts, else estimates); a request that could pass it is not sent, and the review's engine notes say so. 0: no bound"),
 	}
 }
 
@@ -58,6 +60,8 @@ type llmSettings struct {
 	mode        string
 	keyEnv      string
 	keySet      bool
+	// maxTokensPerReview is each review's token budget; 0 bounds nothing.
+	maxTokensPerReview int
 	// servers is what the process learns of the LLM server, shared by
 	// every engine of every review it runs.
 	servers *llm.Servers
@@ -83,6 +87,9 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 	}
 	if *f.maxTokens < 0 {
 		return nil, usageError{fmt.Errorf("--llm-max-tokens: want 0 (the default) or a number of tokens, got %d", *f.maxTokens)}
+	}
+	if *f.maxTokensPerReview < 0 {
+		return nil, usageError{fmt.Errorf("--llm-max-tokens-per-review: want 0 (no bound) or a number of tokens, got %d", *f.maxTokensPerReview)}
 	}
 	if *f.maxTokensField != llm.MaxCompletionTokens && *f.maxTokensField != llm.MaxTokens {
 		return nil, usageError{fmt.Errorf("--llm-max-tokens-field: want %s or %s, got %q", llm.MaxCompletionTokens, llm.MaxTokens, *f.maxTokensField)}
@@ -146,6 +153,8 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 		keyEnv:      *f.keyEnv,
 		keySet:      key != "",
 		servers:     llm.NewServers(),
+
+		maxTokensPerReview: *f.maxTokensPerReview,
 	}, nil
 }
 
@@ -160,6 +169,8 @@ func (s *llmSettings) wiring(log *slog.Logger) llm.Wiring {
 		Specialists: s.specialists,
 		Mode:        s.mode,
 		Options:     append([]llm.Option{llm.WithLogger(log), llm.WithServers(s.servers)}, llmTestOptions...),
+
+		MaxTokensPerReview: s.maxTokensPerReview,
 	}
 }
 

@@ -496,7 +496,8 @@ func hasFinding(full map[string]any, specialist, path string, line int) bool {
 
 // serveReview starts quorum serve with getenv and args, enqueues a review
 // of repoDir's base..head as the GitHub intake does, and returns the stored
-// review as GET /v1/reviews/{id} shows it.
+// review as GET /v1/reviews/{id} shows it, each finding with the provenance
+// GET /v1/findings/{id} shows under "provenance".
 func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head string, args ...string) map[string]any {
 	t.Helper()
 	dir := t.TempDir()
@@ -517,7 +518,7 @@ func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head s
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "reviews:read")
+	tok, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "reviews:read,findings:read")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,6 +537,15 @@ func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head s
 			status, full := get(t, base_+"/v1/reviews/"+rev["id"].(string), tok)
 			if status != http.StatusOK {
 				t.Fatal(full)
+			}
+			fs, _ := full["findings"].([]any)
+			for _, f := range fs {
+				f := f.(map[string]any)
+				status, d := get(t, base_+"/v1/findings/"+f["id"].(string), tok)
+				if status != http.StatusOK {
+					t.Fatalf("finding %v: %d %v", f["id"], status, d)
+				}
+				f["provenance"] = d["context"].(map[string]any)["provenance"]
 			}
 			return full
 		}

@@ -146,18 +146,36 @@ const maxResponseSize = 8 << 20
 func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, st *stats) (string, error) {
 	estimate := -1
 	retried := false
+	var last error
 	for attempt := 1; ; attempt++ {
 		format, field := e.servers.protocol(e.facts)
 		msgs := e.messages(ch, format)
+		// The most the request can take of the review's budget: its
+		// prompt, in the server's tokens as far as they are known, and
+		// the longest answer asked for.
+		held := int(float64(promptTokensEstimate(msgs))*p.ratio) + 1 + p.answer
+		if !e.budget.hold(held) {
+			if last != nil {
+				return "", fmt.Errorf("%w (no budget left for a retry)", last)
+			}
+			return "", errOverBudget
+		}
 		if estimate < 0 {
 			estimate = promptTokensEstimate(msgs)
 			st.asked(estimate)
 		}
 		body, err := json.Marshal(e.request(msgs, format, field, p.answer))
 		if err != nil {
+			e.budget.settle(held, 0)
 			return "", fmt.Errorf("encode request: %w", err)
 		}
 		content, u, wait, err := e.attempt(ctx, body, label, attempt)
+		took := 0
+		if err == nil || errors.Is(err, ErrTruncated) {
+			took = tokensTaken(held-p.answer, content, u)
+		}
+		e.budget.settle(held, took)
+		last = err
 		if err == nil {
 			if u != nil && u.CompletionTokens > p.answer {
 				// The server answered at more length than asked: it
@@ -209,6 +227,15 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 		}
 		retried = true
 	}
+}
+
+// tokensTaken is what an answered request took: the server's count when
+// it gave one, else the estimates of prompt and answer.
+func tokensTaken(prompt int, content string, u *usage) int {
+	if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+		return u.PromptTokens + u.CompletionTokens
+	}
+	return prompt + len(content)/charsPerTokenEstimate + 1
 }
 
 // formatWords are what a server's error names when it rejects format.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -30,9 +31,10 @@ var findingsSchema = json.RawMessage(`{
           "category": {"type": "string", "enum": ["security", "logic", "performance", "tests", "maintainability"]},
           "headline": {"type": "string", "description": "One line that names the problem."},
           "body": {"type": "string", "description": "Why it matters and what to do."},
+          "quote": {"type": "string", "description": "The code of the line(s) the finding is about, copied exactly from the change without line numbers or markers; empty for line 0."},
           "suggested_replacement": {"type": ["string", "null"], "description": "The exact new text of lines line to end_line, or null."}
         },
-        "required": ["path", "line", "end_line", "severity", "category", "headline", "body", "suggested_replacement"],
+        "required": ["path", "line", "end_line", "severity", "category", "headline", "body", "quote", "suggested_replacement"],
         "additionalProperties": false
       }
     }
@@ -50,6 +52,7 @@ type rawFinding struct {
 	Category             string  `json:"category"`
 	Headline             string  `json:"headline"`
 	Body                 string  `json:"body"`
+	Quote                string  `json:"quote"`
 	SuggestedReplacement *string `json:"suggested_replacement"`
 }
 
@@ -116,12 +119,35 @@ func salvage(content string) []rawFinding {
 // not touch a line the change added or modified (see docs/llm.md: a line
 // the model was not asked about is more likely a mistake than a file-level
 // remark worth keeping). Line 0 is kept as a file-level finding on a
-// changed file.
-func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFinding) []specialist.Finding {
+// changed file. A finding on lines must quote their code, and the quote
+// must be in the head file near the lines it names: it is moved to where
+// the quote really is, and dropped when the quote is nowhere near (a model
+// that misremembers the code is more likely wrong about it too). It returns
+// how many were dropped for their quote.
+func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFinding) ([]specialist.Finding, int) {
 	files := map[string]*change.File{}
 	for _, f := range c.Files {
 		files[f.Path()] = f
 	}
+	heads := map[string][]string{}
+	headLines := func(path string) []string {
+		if ls, ok := heads[path]; ok {
+			return ls
+		}
+		var ls []string
+		if data, err := c.ReadFile(ctx, path); err == nil {
+			ls = strings.Split(string(data), "\n")
+		}
+		heads[path] = ls
+		return ls
+	}
+	type key struct {
+		path          string
+		line, endLine int
+		headline      string
+	}
+	replacements := map[key]*string{}
+	unquoted := 0
 	var out []specialist.Finding
 	for i := range raws {
 		r := &raws[i]
@@ -149,15 +175,32 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 			Engine:   specialist.EngineLLM,
 			Model:    e.cfg.Model,
 		}
-		if f.Validate() != nil {
+		if f.Validate() != nil || files[f.Path] == nil {
 			continue
 		}
+		replacement := r.SuggestedReplacement
+		if f.Line > 0 {
+			first, last, ok := locateQuote(headLines(f.Path), r.Quote, f.Line, f.EndLine)
+			if !ok {
+				unquoted++
+				continue
+			}
+			if first < f.Line || last > f.EndLine {
+				// The model misnumbered the lines: the finding goes where
+				// the code it quotes is. Its replacement was written for
+				// the lines it named, so it is not offered.
+				shift := first - f.Line
+				f.Line, f.EndLine = first, max(f.EndLine+shift, last)
+				replacement = nil
+			}
+		}
+		replacements[key{f.Path, f.Line, f.EndLine, f.Headline}] = replacement
 		out = append(out, f)
 	}
 	out = specialist.OnChangedLines(c, out)
 	// Patches only for the findings that are kept: each reads a file.
 	for i := range out {
-		r := replacementFor(raws, out[i])
+		r := replacements[key{out[i].Path, out[i].Line, out[i].EndLine, out[i].Headline}]
 		if out[i].Line == 0 || !fitHunk(files[out[i].Path], &out[i]) || r == nil {
 			continue
 		}
@@ -167,8 +210,90 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 		}
 		out[i].SuggestedPatch = suggestedPatch(out[i].Path, head, out[i].Line, out[i].EndLine, *r)
 	}
-	return out
+	return out, unquoted
 }
+
+// quoteWindow is how many lines either side of the lines a finding names
+// its quote is looked for.
+const quoteWindow = 5
+
+// minQuoteFragment is the shortest quote of one line that may be part of
+// a line rather than all of it: shorter fragments ("err", "}") are too
+// common to say which code the model read.
+const minQuoteFragment = 8
+
+// numberMarker is the line number and marker of the prompt's rendering
+// ("15 + ", "6 "), which a model may copy into its quote.
+var numberMarker = regexp.MustCompile(`^\d+ (\+ )?`)
+
+// locateQuote finds quote in the head file's lines near line..end (1-based)
+// and returns the first and last lines it covers. Whitespace is normalised
+// and blank lines ignored on both sides; a quote of one line may be part
+// of a line. Of several places the nearest to line is taken.
+func locateQuote(head []string, quote string, line, end int) (first, last int, ok bool) {
+	var plain, stripped []string
+	numbered := true
+	for l := range strings.SplitSeq(quote, "\n") {
+		l = normalize(l)
+		if l == "" {
+			continue
+		}
+		plain = append(plain, l)
+		s := numberMarker.ReplaceAllString(l, "")
+		numbered = numbered && s != l
+		stripped = append(stripped, s)
+	}
+	if len(plain) == 0 {
+		return 0, 0, false
+	}
+	// The file's non-blank lines near the finding, with their numbers.
+	type codeLine struct {
+		n    int
+		text string
+	}
+	var code []codeLine
+	for n := max(1, line-quoteWindow); n <= min(len(head), end+quoteWindow+len(plain)); n++ {
+		if t := normalize(head[n-1]); t != "" {
+			code = append(code, codeLine{n, t})
+		}
+	}
+	matches := func(q []string, at int) bool {
+		if at+len(q) > len(code) {
+			return false
+		}
+		for j, ql := range q {
+			t := code[at+j].text
+			if t != ql && (len(q) > 1 || len(ql) < minQuoteFragment || !strings.Contains(t, ql)) {
+				return false
+			}
+		}
+		return true
+	}
+	candidates := [][]string{plain}
+	if numbered {
+		candidates = append(candidates, stripped)
+	}
+	best := -1
+	for _, q := range candidates {
+		for at := range code {
+			n := code[at].n
+			if n < line-quoteWindow || n > end+quoteWindow || !matches(q, at) {
+				continue
+			}
+			if best < 0 || distance(n, line) < distance(first, line) {
+				best, first, last = at, n, code[at+len(q)-1].n
+			}
+		}
+		if best >= 0 {
+			return first, last, true
+		}
+	}
+	return 0, 0, false
+}
+
+func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func distance(a, b int) int { return max(a-b, b-a) }
 
 // knownPath returns the changed file's path the model meant: as written,
 // or without a "./" or diff "b/" prefix models sometimes add.
@@ -208,17 +333,6 @@ func fitHunk(f *change.File, fd *specialist.Finding) bool {
 	whole := line == fd.Line && end == fd.EndLine
 	fd.Line, fd.EndLine = line, end
 	return whole
-}
-
-// replacementFor finds the suggested replacement of the raw finding f came
-// from.
-func replacementFor(raws []rawFinding, f specialist.Finding) *string {
-	for _, r := range raws {
-		if r.Path == f.Path && r.Line == f.Line && strings.Join(strings.Fields(r.Headline), " ") == f.Headline {
-			return r.SuggestedReplacement
-		}
-	}
-	return nil
 }
 
 // dedupe drops findings repeated across chunks and sorts by path and line.
@@ -334,4 +448,30 @@ func stripLast(old []string, eofNewline, lastIsEOF bool, eol string) []string {
 	out := slices.Clone(old)
 	out[len(out)-1] += eol
 	return out
+}
+
+// capPerFile keeps at most n findings per file, the most severe (and of
+// equal severity the first), in path and line order, and says how many
+// it left out.
+func capPerFile(fs []specialist.Finding, n int) ([]specialist.Finding, int) {
+	byPath := map[string][]int{}
+	for i, f := range fs {
+		byPath[f.Path] = append(byPath[f.Path], i)
+	}
+	keep := make([]bool, len(fs))
+	for _, idx := range byPath {
+		slices.SortStableFunc(idx, func(a, b int) int {
+			return specialist.SeverityRank(fs[a].Severity) - specialist.SeverityRank(fs[b].Severity)
+		})
+		for _, i := range idx[:min(n, len(idx))] {
+			keep[i] = true
+		}
+	}
+	out := fs[:0:0]
+	for i, f := range fs {
+		if keep[i] {
+			out = append(out, f)
+		}
+	}
+	return out, len(fs) - len(out)
 }

@@ -70,6 +70,9 @@ const (
 	DefaultContextTokens = 32000
 	DefaultMaxRetryAfter = 30 * time.Second
 	DefaultConcurrency   = 2
+	// DefaultMaxFindingsPerFile keeps a talkative model from burying a
+	// file's real problem among its lesser remarks.
+	DefaultMaxFindingsPerFile = 3
 	// modelListTimeout bounds the request for the server's model list.
 	modelListTimeout = 10 * time.Second
 )
@@ -127,6 +130,10 @@ type Config struct {
 	// Concurrency is how many requests of one review run at a time;
 	// DefaultConcurrency when 0.
 	Concurrency int
+	// MaxFindingsPerFile is how many of the engine's findings one file may
+	// have in one review; the most severe are kept.
+	// DefaultMaxFindingsPerFile when 0.
+	MaxFindingsPerFile int
 }
 
 // Instruction is extra guidance for the files whose path matches PathGlob
@@ -170,6 +177,12 @@ func WithServers(s *Servers) Option {
 	return func(e *Engine) { e.servers = s }
 }
 
+// WithBudget bounds the tokens the engine's requests may take, together
+// with every other engine given the same Budget: one per review.
+func WithBudget(b *Budget) Option {
+	return func(e *Engine) { e.budget = b }
+}
+
 // WithFocus replaces the specialist's description of what it looks for in
 // the system prompt: the way to give a specialist other than the built-in
 // four a precise brief.
@@ -186,6 +199,7 @@ type Engine struct {
 	instructions []Instruction
 	servers      *Servers
 	facts        *serverFacts
+	budget       *Budget
 	// answerDefault: Config.MaxTokens was not given, so a small context
 	// may lower it.
 	answerDefault bool
@@ -240,7 +254,10 @@ func New(cfg Config, name string, opts ...Option) (*Engine, error) {
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	if cfg.Timeout < 0 || cfg.MaxTokens < 0 || cfg.ContextTokens < 0 || cfg.MaxRetryAfter < 0 || cfg.Concurrency < 0 {
+	if cfg.MaxFindingsPerFile == 0 {
+		cfg.MaxFindingsPerFile = DefaultMaxFindingsPerFile
+	}
+	if cfg.Timeout < 0 || cfg.MaxTokens < 0 || cfg.ContextTokens < 0 || cfg.MaxRetryAfter < 0 || cfg.Concurrency < 0 || cfg.MaxFindingsPerFile < 0 {
 		return nil, errors.New("llm: negative limit in config")
 	}
 	e := &Engine{
@@ -297,36 +314,55 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
 		defer cancel()
 	}
-	findings, p, chunks, err := e.review(ctx, c, st)
+	o, p, err := e.review(ctx, c, st)
 	if err != nil && e.learnContext(err, p) {
 		// The server named a smaller context than the review was planned
 		// for (llama-cpp-python's server says nothing of it before): plan
 		// again, once, with the server's number.
 		e.log.InfoContext(ctx, "llm: the server's context is smaller than planned; splitting the change again", "model", e.cfg.Model, "planned", p.context)
-		findings, p, chunks, err = e.review(ctx, c, st)
+		o, p, err = e.review(ctx, c, st)
 	}
 	if err != nil {
 		return nil, e.failure(ctx, err, p, st)
 	}
-	// Every file of the change went to the model, whole or in parts.
+	// The files that went to the model, whole or in parts, were analysed.
+	deleted := map[string]bool{}
 	for _, f := range c.Files {
-		if f.Status != change.StatusDeleted {
-			specialist.Analysed(ctx, "llm", f.NewPath)
+		deleted[f.Path()] = f.Status == change.StatusDeleted
+	}
+	for _, path := range o.sent {
+		if !deleted[path] {
+			specialist.Analysed(ctx, "llm", path)
 		}
 	}
-	specialist.Note(ctx, "%s", e.report(p, st, chunks))
-	return findings, nil
+	specialist.Note(ctx, "%s", e.report(p, st, o))
+	return o.findings, nil
 }
 
-// review plans the requests for the context window and makes them.
-func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) ([]specialist.Finding, plan, int, error) {
+// outcome is what one review's requests brought.
+type outcome struct {
+	findings []specialist.Finding
+	// chunks is how many requests the change was split into, and unsent
+	// how many of them were not sent for the review's token budget.
+	chunks, unsent int
+	// sent are the files of the requests sent.
+	sent []string
+	// unquoted counts the findings dropped because their quoted code is
+	// not where they say, capped those left out for the cap per file.
+	unquoted, capped int
+}
+
+// review plans the requests for the context window and makes them. A
+// request the review's token budget has no room for is not sent; the
+// review fails only when none was.
+func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outcome, plan, error) {
 	window, from := e.contextWindow(ctx)
 	p, err := e.plan(window, from)
 	if err != nil {
-		return nil, p, 0, err
+		return outcome{}, p, err
 	}
-	chunks := e.chunks(c, p.budget)
-	results := make([][]specialist.Finding, len(chunks))
+	chunks := e.chunks(ctx, c, p.budget)
+	results := make([]chunkResult, len(chunks))
 	errs := make([]error, len(chunks))
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -356,37 +392,67 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) ([]spe
 			first = err
 		}
 	}
+	o := outcome{chunks: len(chunks)}
 	if first != nil {
-		return nil, p, len(chunks), first
+		return o, p, first
 	}
 	var all []specialist.Finding
-	for _, r := range results {
-		all = append(all, r...)
+	for i, r := range results {
+		if r.unsent {
+			o.unsent++
+			continue
+		}
+		all = append(all, r.findings...)
+		o.unquoted += r.unquoted
+		for _, path := range chunks[i].paths {
+			if !slices.Contains(o.sent, path) {
+				o.sent = append(o.sent, path)
+			}
+		}
 	}
-	return dedupe(all), p, len(chunks), nil
+	if o.unsent == len(chunks) {
+		return o, p, errOverBudget
+	}
+	o.findings, o.capped = capPerFile(dedupe(all), e.cfg.MaxFindingsPerFile)
+	return o, p, nil
+}
+
+// chunkResult is what one request brought.
+type chunkResult struct {
+	findings []specialist.Finding
+	unquoted int
+	// unsent: the review's token budget had no room for the request.
+	unsent bool
 }
 
 // reviewChunk sends one chunk and converts its answer.
-func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p plan, st *stats) ([]specialist.Finding, error) {
+func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p plan, st *stats) (chunkResult, error) {
 	label := fmt.Sprintf("%d/%d", ch.index+1, ch.total)
 	content, err := e.complete(ctx, ch, label, p, st)
+	if errors.Is(err, errOverBudget) {
+		e.log.InfoContext(ctx, "llm: request not sent: the review's token budget is spent", "specialist", e.name, "chunk", label, "budget", e.budget.Limit())
+		return chunkResult{unsent: true}, nil
+	}
+	var r chunkResult
 	if errors.Is(err, ErrTruncated) {
 		if raws := salvage(content); len(raws) > 0 {
 			st.cut()
-			return e.findings(ctx, c, raws), nil
+			r.findings, r.unquoted = e.findings(ctx, c, raws)
+			return r, nil
 		}
 	}
 	if err != nil {
 		if ch.total > 1 {
-			return nil, fmt.Errorf("chunk %d of %d: %w", ch.index+1, ch.total, err)
+			return r, fmt.Errorf("chunk %d of %d: %w", ch.index+1, ch.total, err)
 		}
-		return nil, err
+		return r, err
 	}
 	raws, err := parseAnswer(content)
 	if err != nil {
-		return nil, err
+		return r, err
 	}
-	return e.findings(ctx, c, raws), nil
+	r.findings, r.unquoted = e.findings(ctx, c, raws)
+	return r, nil
 }
 
 // plan is how one review uses the model's context window.
@@ -484,11 +550,21 @@ func (st *stats) requestsSent() int {
 }
 
 // report is the note a review that succeeded leaves in the summary.
-func (e *Engine) report(p plan, st *stats, chunks int) string {
+func (e *Engine) report(p plan, st *stats, o outcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the LLM engine sent %s a prompt of %s in %s and had its answers in %s",
-		e.cfg.Model, st.size(), plural(chunks, "request"), seconds(e.now().Sub(st.start)))
-	if chunks > 1 {
+		e.cfg.Model, st.size(), plural(o.chunks-o.unsent, "request"), seconds(e.now().Sub(st.start)))
+	if o.unsent > 0 {
+		fmt.Fprintf(&b, "; %d of %d requests were not sent: the review's budget of %s tokens was spent (--llm-max-tokens-per-review)",
+			o.unsent, o.chunks, thousands(e.budget.Limit()))
+	}
+	if o.unquoted > 0 {
+		fmt.Fprintf(&b, "; %s: %s quoted code is not in the change", droppedFindings(o.unquoted), its(o.unquoted))
+	}
+	if o.capped > 0 {
+		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
+	}
+	if o.chunks > 1 {
 		fmt.Fprintf(&b, "; the change was split to fit the model's context of %s tokens (%s)", thousands(p.context), p.contextFrom)
 	}
 	if p.answer < e.cfg.MaxTokens {
@@ -553,12 +629,34 @@ func (e *Engine) failure(ctx context.Context, err error, p plan, st *stats) erro
 		summary = "the LLM engine's answer was not usable: not the JSON asked for"
 	case errors.Is(err, errUnreachable):
 		summary = "the LLM engine was unavailable: no connection to the server"
+	case errors.Is(err, errOverBudget):
+		summary = fmt.Sprintf("the LLM engine sent nothing: the review's budget of %s tokens was spent (--llm-max-tokens-per-review)", thousands(e.budget.Limit()))
 	case p.budget < minimumPromptBudget && p.context > 0:
 		summary = fmt.Sprintf("the LLM engine could not run: the model's context of %s tokens is too small for a prompt", thousands(p.context))
 	default:
 		summary = "the LLM engine failed (the log says why)"
 	}
 	return &Failure{Summary: summary, Err: fmt.Errorf("llm %s: %w", e.name, err)}
+}
+
+// droppedFindings says how many findings were dropped: "1 of the model's
+// findings was dropped", "3 of the model's findings were dropped".
+func droppedFindings(n int) string {
+	return fmt.Sprintf("%d of the model's findings %s dropped", n, were(n))
+}
+
+func were(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func its(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
 }
 
 // wasCut says how many answers were cut: "1 answer was", "2 answers were".

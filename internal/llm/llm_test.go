@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -126,8 +127,26 @@ func newEngine(t *testing.T, f *fakeAPI, cfg Config, name string, opts ...Option
 func finding(path string, line, end int, severity, category, headline string, replacement any) map[string]any {
 	return map[string]any{
 		"path": path, "line": line, "end_line": end, "severity": severity, "category": category,
-		"headline": headline, "body": "Because.", "suggested_replacement": replacement,
+		"headline": headline, "body": "Because.", "quote": smallChangeLines[line], "suggested_replacement": replacement,
 	}
+}
+
+// smallChangeLines are store/store.go's lines at smallChange's head, by
+// number: what a model quotes for a finding on them.
+var smallChangeLines = map[int]string{
+	5:  "// Get reads a name by id.",
+	8:  "\terr := db.QueryRow(\"SELECT name FROM t WHERE id = ?\", id).Scan(&name)",
+	12: "// Find reads a name by pattern.",
+	13: "func Find(db *sql.DB, pattern string) (string, error) {",
+	14: "\tvar name string",
+	15: "\terr := db.QueryRow(\"SELECT name FROM t WHERE name LIKE '\" + pattern + \"'\").Scan(&name)",
+	16: "\treturn name, err",
+}
+
+// quoted is f with quote as its quote.
+func quoted(f map[string]any, quote string) map[string]any {
+	f["quote"] = quote
+	return f
 }
 
 func TestReviewRealChange(t *testing.T) {
@@ -286,7 +305,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 func TestJSONObjectFallback(t *testing.T) {
 	t.Parallel()
 	_, c := smallChange(t)
-	content := "```json\n" + `{"findings": [{"path": "store/store.go", "line": 13, "end_line": 13, "severity": "low", "category": "logic", "headline": "Fenced", "body": "b", "suggested_replacement": null}]}` + "\n```"
+	content := "```json\n" + `{"findings": [{"path": "store/store.go", "line": 13, "end_line": 13, "severity": "low", "category": "logic", "headline": "Fenced", "body": "b", "quote": "func Find(db *sql.DB, pattern string) (string, error) {", "suggested_replacement": null}]}` + "\n```"
 	f := newFakeAPI(t, reply{body: completion(content, "stop")})
 	e, _, _ := newEngine(t, f, Config{ResponseFormat: FormatJSONObject, MaxTokens: 1000}, specialist.Performance)
 	got, err := e.Review(context.Background(), c)
@@ -493,7 +512,11 @@ func TestChunking(t *testing.T) {
 		user := seenRequest{Body: req}.user()
 		i := strings.Index(user, "File: ")
 		path := strings.Fields(user[i+len("File: "):])[0]
-		writeRaw(w, answer(finding(path, 2, 2, "low", "logic", "first of "+path, nil)))
+		quote := ""
+		if m := lineTwo.FindStringSubmatch(user); m != nil {
+			quote = m[1]
+		}
+		writeRaw(w, answer(quoted(finding(path, 2, 2, "low", "logic", "first of "+path, nil), quote)))
 	}
 	cfg := Config{ContextTokens: 6000, MaxTokens: 1000}
 	e, _, _ := newEngine(t, f, cfg, specialist.Logic)
@@ -551,6 +574,9 @@ func TestChunking(t *testing.T) {
 		}
 	}
 }
+
+// lineTwo is line 2 of a file as the prompt shows it.
+var lineTwo = regexp.MustCompile(`(?m)^ *2 [+ ] (.*)$`)
 
 func writeRaw(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -382,7 +382,7 @@ func TestContextFromOverflowError(t *testing.T) {
 // before any finding was whole fails the review (TestBadResponses).
 func TestTruncatedAnswerKeepsCompleteFindings(t *testing.T) {
 	t.Parallel()
-	cut := `{"findings": [{"path": "store/store.go", "line": 15, "end_line": 15, "severity": "high", "category": "security", "headline": "Query built by concatenation", "body": "Use a placeholder.", "suggested_replacement": null}, {"path": "store/store.go", "line": 16, "end_line": 16, "severity": "low", "category": "logic", "headline": "A long and rambling hea`
+	cut := `{"findings": [{"path": "store/store.go", "line": 15, "end_line": 15, "severity": "high", "category": "security", "headline": "Query built by concatenation", "body": "Use a placeholder.", "quote": "db.QueryRow(\"SELECT name FROM t WHERE name LIKE '\" + pattern", "suggested_replacement": null}, {"path": "store/store.go", "line": 16, "end_line": 16, "severity": "low", "category": "logic", "headline": "A long and rambling hea`
 	f := newFakeAPI(t, reply{body: completion(cut, "length")})
 	e, _, _ := newEngine(t, f, Config{MaxTokens: 300}, specialist.Security)
 	got, notes, err := reviewWithNotes(t, e)

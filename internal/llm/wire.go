@@ -33,6 +33,9 @@ type Wiring struct {
 	Mode string
 	// Options are given to every engine (a logger, an HTTP client).
 	Options []Option
+	// MaxTokensPerReview bounds the tokens, prompt and answer, of all the
+	// requests of one review (see Budget); 0 bounds nothing.
+	MaxTokensPerReview int
 }
 
 // Serves reports whether the engine serves the specialist name.
@@ -44,10 +47,12 @@ func (w Wiring) Serves(name string) bool {
 // built-in engine (ModeAlso) or in its place (ModeInstead). An enabled
 // specialist without a built-in engine (missing) is served by the LLM
 // engine alone. The repository's per-path instructions go into every
-// prompt. It returns the specialists and those still missing.
+// prompt. It returns the specialists and those still missing. Call it once
+// per review: its engines share one token budget.
 func (w Wiring) Wire(specs []specialist.Specialist, missing []string, instructions []Instruction) ([]specialist.Specialist, []string, error) {
+	budget := NewBudget(w.MaxTokensPerReview)
 	engine := func(name string) (*Engine, error) {
-		opts := append([]Option{WithInstructions(instructions)}, w.Options...)
+		opts := append([]Option{WithInstructions(instructions), WithBudget(budget)}, w.Options...)
 		e, err := New(w.Config, name, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("LLM engine for %s: %w", name, err)

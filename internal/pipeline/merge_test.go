@@ -59,17 +59,18 @@ func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		llmLine  int
+		quote    string // the code the model quotes
 		category string
 		want     int // findings
 	}{
-		{"same line", 4, "logic", 1},
-		{"a line off", 5, "logic", 1},
-		{"other category", 4, "security", 2},
+		{"same line", 4, "return a == a", "logic", 1},
+		{"a line off", 5, "}", "logic", 1},
+		{"other category", 4, "return a == a", "security", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answer, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
 				"path": "app.go", "line": tc.llmLine, "end_line": tc.llmLine, "severity": "high", "category": tc.category,
-				"headline": "compares a with itself", "body": "a == a is always true.", "suggested_replacement": nil,
+				"headline": "compares a with itself", "body": "a == a is always true.", "quote": tc.quote, "suggested_replacement": nil,
 			}}})
 			w := llm.Wiring{Config: llm.Config{BaseURL: chatServer(t, string(answer)), Model: "test-model"}}
 			specs, _, err := w.Wire([]specialist.Specialist{logic.New(goanalysistest.Loader())}, nil, nil)
