@@ -137,19 +137,7 @@ func mirror(t *testing.T, mirrors string) string {
 func TestPrepareAndRun(t *testing.T) {
 	t.Setenv("GOPROXY", "off") // the test module has no dependency: offline
 	tmp := t.TempDir()
-	mirrors, work := filepath.Join(tmp, "mirrors"), filepath.Join(tmp, "work")
-	fix := mirror(t, mirrors)
-	corpus := filepath.Join(tmp, "corpus.json")
-	manifest := fmt.Sprintf(`{"cases": [{"id": "acme-revert-1", "repo": "acme/tokens", "kind": "bug", "commit": %q,
-	  "paths": ["token.go", "token_test.go"], "title": "use crypto/rand for tokens", "why": "tokens were predictable",
-	  "expect": [
-	    {"path": "token.go", "line": 12, "class": "weak-rand", "specialist": "security", "note": "math/rand for a session token"},
-	    {"path": "token_test.go", "line": 6, "class": "test-skip", "specialist": "tests", "note": "t.Skip added"},
-	    {"path": "token.go", "line": 4, "class": "sql-injection", "specialist": "security", "note": "nothing of the kind: a miss"}
-	  ]}]}`, fix)
-	if err := os.WriteFile(corpus, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mirrors, work, corpus := acmeCorpus(t, tmp)
 	ctx := context.Background()
 
 	var stderr bytes.Buffer
@@ -251,4 +239,26 @@ func TestPrepareAndRun(t *testing.T) {
 	if err := json.Unmarshal(b, &tmpl); err != nil || len(tmpl.Labels) != others || rep.BugOther.Unlabelled != others {
 		t.Errorf("template %s (%v); %d other findings, report %+v", b, err, others, rep.BugOther)
 	}
+}
+
+// acmeCorpus writes under tmp a mirror of acme/tokens and a corpus of one
+// bug case made from it, acme-revert-1, with three expectations the
+// built-in engines meet two of; it returns the mirrors, the work directory
+// (not yet prepared) and the corpus manifest.
+func acmeCorpus(t *testing.T, tmp string) (mirrors, work, corpus string) {
+	t.Helper()
+	mirrors, work = filepath.Join(tmp, "mirrors"), filepath.Join(tmp, "work")
+	fix := mirror(t, mirrors)
+	corpus = filepath.Join(tmp, "corpus.json")
+	manifest := fmt.Sprintf(`{"cases": [{"id": "acme-revert-1", "repo": "acme/tokens", "kind": "bug", "commit": %q,
+	  "paths": ["token.go", "token_test.go"], "title": "use crypto/rand for tokens", "why": "tokens were predictable",
+	  "expect": [
+	    {"path": "token.go", "line": 12, "class": "weak-rand", "specialist": "security", "note": "math/rand for a session token"},
+	    {"path": "token_test.go", "line": 6, "class": "test-skip", "specialist": "tests", "note": "t.Skip added"},
+	    {"path": "token.go", "line": 4, "class": "sql-injection", "specialist": "security", "note": "nothing of the kind: a miss"}
+	  ]}]}`, fix)
+	if err := os.WriteFile(corpus, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mirrors, work, corpus
 }

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,6 +37,7 @@ import (
 
 	"github.com/quorum-review/quorum/bench/internal/machine"
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/pipeline"
 )
 
@@ -196,7 +198,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fresh := fs.Bool("fresh-modcache", false, "review as a fresh server would: Go modules fetched through --go-proxy into an empty module cache of the run's own, removed at its end (default: loaded offline from the user's module cache, which prepare filled)")
 	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --fresh-modcache: the module proxies to fetch through, as quorum review's --go-proxy")
 	goPrivate := fs.String("go-private", "", "with --fresh-modcache: private module patterns, as quorum review's --go-private")
+	var lf llmFlags
+	lf.add(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := lf.check(); err != nil {
 		return err
 	}
 	corpus, cases, err := c.selected()
@@ -211,7 +218,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	r := &runner{work: c.work, timeout: *timeout, verbose: *verbose, stderr: stderr, exe: exe}
+	r := &runner{work: c.work, timeout: *timeout, verbose: *verbose, stderr: stderr, exe: exe, llm: lf}
+	if lf.baseURL != "" && os.Getenv(lf.keyEnv) == "" {
+		fmt.Fprintf(stderr, "quality: %s is empty: requests to the LLM API carry no key\n", lf.keyEnv)
+	}
 	if *fresh {
 		if r.modCache, err = os.MkdirTemp("", "quorum-bench-modcache-"); err != nil {
 			return err
@@ -242,6 +252,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		byID[k.ID] = k
 	}
 	rep := judge(reports, byID, labels)
+	if lf.baseURL != "" {
+		rep.LLMModel = lf.model
+		rep.ByEngine = map[string]EngineFigures{
+			engineBuiltin: engineFigures(rep, byID, engineBuiltin),
+			engineLLM:     engineFigures(rep, byID, engineLLM),
+		}
+	}
 	if *template != "" {
 		f, err := os.Create(*template)
 		if err != nil {
@@ -284,7 +301,12 @@ func runReviewCase(ctx context.Context, args []string, stdout, stderr io.Writer)
 	modCache := fs.String("modcache", "", "fetch Go modules through --go-proxy into this module cache (default: offline, the user's module cache)")
 	goProxy := fs.String("go-proxy", goanalysis.DefaultGoProxy, "with --modcache: the module proxies to fetch through")
 	goPrivate := fs.String("go-private", "", "with --modcache: private module patterns")
+	var lf llmFlags
+	lf.add(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := lf.check(); err != nil {
 		return err
 	}
 	if *repo == "" || *base == "" || *head == "" {
@@ -294,7 +316,16 @@ func runReviewCase(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *modCache != "" {
 		goCfg = goanalysis.Config{GoProxy: *goProxy, GoPrivate: *goPrivate, ModCache: *modCache}
 	}
-	o, err := reviewCase(ctx, *repo, *name, *base, *head, *timeout, goCfg)
+	var wiring *llm.Wiring
+	if lf.baseURL != "" {
+		log := slog.New(slog.NewTextHandler(stderr, nil))
+		wiring = &llm.Wiring{
+			Config:  lf.config(os.Getenv(lf.keyEnv)),
+			Mode:    llm.ModeAlso,
+			Options: []llm.Option{llm.WithLogger(log), llm.WithServers(llm.NewServers())},
+		}
+	}
+	o, err := reviewCase(ctx, *repo, *name, *base, *head, *timeout, goCfg, wiring)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,25 @@ type Finding struct {
 	EndLine     int    `json:"end_line"`
 	Headline    string `json:"headline"`
 	Fingerprint string `json:"fingerprint"`
+	// Engine is builtin or llm; a problem both engines found is one
+	// finding, the built-in engine's, with Model the model that also
+	// reported it.
+	Engine string `json:"engine,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Engines the report tells apart.
+const (
+	engineBuiltin = "builtin"
+	engineLLM     = "llm"
+)
+
+// by reports whether engine found f.
+func (f Finding) by(engine string) bool {
+	if engine == engineLLM {
+		return f.Engine == engineLLM || f.Model != ""
+	}
+	return f.Engine != engineLLM
 }
 
 // matches reports whether f is the finding e expects: same path and
@@ -181,6 +200,51 @@ type Report struct {
 	Errors     int     `json:"errors"`
 	// Unlabelled are template entries for the findings without a label.
 	Unlabelled []Label `json:"unlabelled"`
+	// LLMModel is the model the LLM engine asked, when the run used it;
+	// ByEngine then gives the figures of each engine alone (the ones
+	// above are both engines together).
+	LLMModel string                   `json:"llm_model,omitempty"`
+	ByEngine map[string]EngineFigures `json:"by_engine,omitempty"`
+}
+
+// EngineFigures are one engine's figures: the recall of its findings
+// alone, and the signal of its findings that no expectation asked for.
+type EngineFigures struct {
+	Recall   Count `json:"recall"`
+	Ordinary Ratio `json:"ordinary"`
+	BugOther Ratio `json:"bug_other"`
+}
+
+// engineFigures adds up, from a judged report, what engine found.
+func engineFigures(r *Report, corpus map[string]Case, engine string) EngineFigures {
+	var e EngineFigures
+	for _, cr := range r.Cases {
+		k := corpus[cr.ID]
+		var fs []Finding
+		for _, f := range cr.Findings {
+			if f.by(engine) {
+				fs = append(fs, f.Finding)
+			}
+		}
+		by, _ := matchExpectations(k.Expect, fs)
+		for _, j := range by {
+			e.Recall.Total++
+			if j >= 0 {
+				e.Recall.Matched++
+			}
+		}
+		for _, f := range cr.Findings {
+			if f.Expected || !f.by(engine) {
+				continue
+			}
+			if k.Kind == kindOrdinary {
+				e.Ordinary.add(f.Label)
+			} else {
+				e.BugOther.add(f.Label)
+			}
+		}
+	}
+	return e
 }
 
 // judge turns the cases' reviews into a report: it matches the
@@ -290,7 +354,17 @@ func (r *Report) writeText(w io.Writer) error {
 			case f.Label != "":
 				judged = f.Label
 			}
-			fmt.Fprintf(&b, "  %-10s %-11s %-8s %s %s:%s %q fp %.12s\n", judged, f.Specialist, f.Severity, f.Rule, f.Path, lines(f.Line, f.EndLine), f.Headline, f.Fingerprint)
+			engine := ""
+			if r.LLMModel != "" {
+				engine = engineBuiltin + " "
+				switch {
+				case f.Engine == engineLLM:
+					engine = engineLLM + " "
+				case f.Model != "":
+					engine = "both "
+				}
+			}
+			fmt.Fprintf(&b, "  %-10s %s%-11s %-8s %s %s:%s %q fp %.12s\n", judged, engine, f.Specialist, f.Severity, f.Rule, f.Path, lines(f.Line, f.EndLine), f.Headline, f.Fingerprint)
 		}
 		for _, e := range c.Expects {
 			if e.Matched {
@@ -325,6 +399,14 @@ func (r *Report) writeText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "Signal ratio on ordinary cases: %s\n", r.Ordinary)
 	fmt.Fprintf(&b, "Signal ratio of the other findings on bug cases: %s\n", r.BugOther)
+	if r.LLMModel != "" {
+		fmt.Fprintf(&b, "By engine (the LLM engine asked %s; a problem both found counts for both):\n", r.LLMModel)
+		for _, n := range []string{engineBuiltin, engineLLM} {
+			e := r.ByEngine[n]
+			fmt.Fprintf(&b, "  %-8s recall %s; signal on ordinary cases: %s; of the other findings on bug cases: %s\n", n, e.Recall, e.Ordinary, e.BugOther)
+		}
+		fmt.Fprintf(&b, "  %-8s recall %s; signal on ordinary cases: %s; of the other findings on bug cases: %s\n", "both", r.Recall, r.Ordinary, r.BugOther)
+	}
 	fmt.Fprintf(&b, "Review time: p50 %.1fs, max %.1fs; peak RSS of a review (VmHWM of its process) %s\n", r.P50Seconds, r.MaxSeconds, mb(r.PeakRSS))
 	if r.Errors > 0 {
 		fmt.Fprintf(&b, "Cases whose review did not run: %d (see ERROR above)\n", r.Errors)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/polyglot"
 	"github.com/quorum-review/quorum/internal/repoconfig"
@@ -55,7 +56,10 @@ type Outcome struct {
 // configuration at base, the built-in specialists sharing one loader with
 // goCfg (the zero value: offline, the user's module cache), and
 // pipeline.Run with the configuration's options.
-func reviewCase(ctx context.Context, repo, name, base, head string, timeout time.Duration, goCfg goanalysis.Config) (Outcome, error) {
+//
+// With wiring set, the LLM engine reviews beside the built-in engines, as
+// quorum review --llm-base-url does.
+func reviewCase(ctx context.Context, repo, name, base, head string, timeout time.Duration, goCfg goanalysis.Config, wiring *llm.Wiring) (Outcome, error) {
 	start := time.Now()
 	ch, err := change.NewLocal(repo).Change(ctx, change.Ref{Owner: "bench", Repo: name, Base: base, Head: head})
 	if err != nil {
@@ -65,6 +69,15 @@ func reviewCase(ctx context.Context, repo, name, base, head string, timeout time
 	specs, missing, err := builtin.New(cfg.Specialists, goanalysis.NewLoader(goCfg), others())
 	if err != nil {
 		return Outcome{}, err
+	}
+	if wiring != nil {
+		var ins []llm.Instruction
+		for _, i := range cfg.Instructions {
+			ins = append(ins, llm.Instruction{PathGlob: i.Path, Text: i.Text})
+		}
+		if specs, missing, err = wiring.Wire(specs, missing, ins); err != nil {
+			return Outcome{}, err
+		}
 	}
 	notes := problems
 	if len(missing) > 0 {
@@ -99,6 +112,7 @@ func reviewCase(ctx context.Context, repo, name, base, head string, timeout time
 		out.Findings = append(out.Findings, Finding{
 			Specialist: f.Specialist, Severity: f.Severity, Rule: f.Rule, Path: f.Path,
 			Line: f.Line, EndLine: f.EndLine, Headline: f.Headline, Fingerprint: f.Fingerprint,
+			Engine: f.Engine, Model: f.Model,
 		})
 	}
 	out.PeakRSS = vmHWM()
@@ -134,6 +148,8 @@ type runner struct {
 	// reviews fetch into through goProxy (--fresh-modcache), goPrivate
 	// the private module patterns.
 	modCache, goProxy, goPrivate string
+	// llm are the LLM engine's flags, given to each child.
+	llm llmFlags
 }
 
 // dirSize is the bytes of the files under dir.
@@ -188,6 +204,7 @@ func (r *runner) review(ctx context.Context, k Case) CaseReport {
 	if r.modCache != "" {
 		cmd.Args = append(cmd.Args, "--modcache", r.modCache, "--go-proxy", r.goProxy, "--go-private", r.goPrivate)
 	}
+	cmd.Args = append(cmd.Args, r.llm.args()...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
