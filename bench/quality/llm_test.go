@@ -22,7 +22,7 @@ import (
 func chatServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	var n atomic.Int32
 	answer := `{"findings": [{"path": "token.go", "line": 4, "end_line": 4, "severity": "high", "category": "security",
-	  "headline": "math/rand makes guessable tokens", "body": "Use crypto/rand.", "suggested_replacement": null}]}`
+	  "headline": "math/rand makes guessable tokens", "body": "Use crypto/rand.", "quote": "\"math/rand\"", "suggested_replacement": null}]}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
