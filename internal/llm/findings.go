@@ -129,17 +129,23 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 	for _, f := range c.Files {
 		files[f.Path()] = f
 	}
-	heads := map[string][]string{}
-	headLines := func(path string) []string {
-		if ls, ok := heads[path]; ok {
-			return ls
+	// Each head file is read once, for the quotes and the patches both.
+	type headFile struct {
+		data  []byte
+		lines []string
+		ok    bool
+	}
+	heads := map[string]*headFile{}
+	head := func(path string) *headFile {
+		if h, ok := heads[path]; ok {
+			return h
 		}
-		var ls []string
+		h := &headFile{}
 		if data, err := c.ReadFile(ctx, path); err == nil {
-			ls = strings.Split(string(data), "\n")
+			h.data, h.lines, h.ok = data, strings.Split(string(data), "\n"), true
 		}
-		heads[path] = ls
-		return ls
+		heads[path] = h
+		return h
 	}
 	type key struct {
 		path          string
@@ -180,7 +186,7 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 		}
 		replacement := r.SuggestedReplacement
 		if f.Line > 0 {
-			first, last, ok := locateQuote(headLines(f.Path), r.Quote, f.Line, f.EndLine)
+			first, last, ok := locateQuote(head(f.Path).lines, r.Quote, f.Line, f.EndLine)
 			if !ok {
 				unquoted++
 				continue
@@ -198,17 +204,17 @@ func (e *Engine) findings(ctx context.Context, c *change.Change, raws []rawFindi
 		out = append(out, f)
 	}
 	out = specialist.OnChangedLines(c, out)
-	// Patches only for the findings that are kept: each reads a file.
+	// Patches only for the findings that are kept.
 	for i := range out {
 		r := replacements[key{out[i].Path, out[i].Line, out[i].EndLine, out[i].Headline}]
 		if out[i].Line == 0 || !fitHunk(files[out[i].Path], &out[i]) || r == nil {
 			continue
 		}
-		head, err := c.ReadFile(ctx, out[i].Path)
-		if err != nil {
+		h := head(out[i].Path)
+		if !h.ok {
 			continue
 		}
-		out[i].SuggestedPatch = suggestedPatch(out[i].Path, head, out[i].Line, out[i].EndLine, *r)
+		out[i].SuggestedPatch = suggestedPatch(out[i].Path, h.data, out[i].Line, out[i].EndLine, *r)
 	}
 	return out, unquoted
 }

@@ -134,7 +134,7 @@ func (e *Engine) chunks(ctx context.Context, c *change.Change, budget int) []chu
 	for _, f := range c.Files {
 		sections := e.renderFile(f, budget)
 		if len(sections) == 1 && strings.HasSuffix(f.Path(), ".go") && f.Status != change.StatusDeleted && !f.Binary && len(f.Hunks) > 0 {
-			if src, err := c.ReadFile(ctx, f.Path()); err == nil {
+			if src, err := c.ReadFile(ctx, f.Path()); err == nil && len(src) <= maxWholeFuncsSource {
 				if funcs := wholeFuncs(f, src); funcs != "" && len(sections[0])+len(funcs) <= budget {
 					sections[0] += funcs
 				}
@@ -214,6 +214,12 @@ func (e *Engine) renderFile(f *change.File, budget int) []string {
 	flush()
 	return sections
 }
+
+// maxWholeFuncsSource bounds the head file wholeFuncs parses: the
+// functions it shows must fit in one request with the hunks, and a larger
+// file (generated code, or a file made to be slow to parse) is not worth
+// parsing for that.
+const maxWholeFuncsSource = 1 << 20
 
 // wholeFuncs renders the Go functions of f's head that hold a line the
 // change added or modified and are not already shown whole by its hunks,
