@@ -44,6 +44,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quorum-review/quorum/internal/installtest"
 )
 
 // EnvPostgres names the variable holding the PostgreSQL server Gitea runs on;
@@ -180,7 +182,7 @@ func start() (*Server, error) {
 	if err != nil {
 		return fail(err)
 	}
-	port, err := freePort()
+	port, err := installtest.FreePort()
 	if err != nil {
 		return fail(err)
 	}
@@ -460,7 +462,7 @@ func (s *Server) waitReady() error {
 // install runs scripts/gitea/install, which builds Gitea once per machine
 // and prints the binary's path.
 func install() (string, error) {
-	root, err := repositoryRoot()
+	root, err := installtest.Root("scripts/gitea/install")
 	if err != nil {
 		return "", err
 	}
@@ -477,32 +479,6 @@ func install() (string, error) {
 		return "", fmt.Errorf("scripts/gitea/install printed %q, which is not a file: %w", binary, err)
 	}
 	return binary, nil
-}
-
-// repositoryRoot is the nearest directory above the test's working
-// directory (its package) that holds scripts/gitea/install.
-func repositoryRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "scripts", "gitea", "install")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no scripts/gitea/install above %s: run the tests from inside the quorum repository", dir)
-		}
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // logTail is the end of Gitea's log, for error messages.

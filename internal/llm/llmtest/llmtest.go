@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quorum-review/quorum/internal/installtest"
 )
 
 // Model is the name the server serves the model under (its --model_alias),
@@ -62,7 +63,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("llmtest: %v", err)
 	}
-	port, err := freePort()
+	port, err := installtest.FreePort()
 	if err != nil {
 		t.Fatalf("llmtest: %v", err)
 	}
@@ -157,7 +158,7 @@ func (s *Server) Models(t testing.TB) map[string]any {
 // installed asks scripts/llm/install --installed for the server's python
 // and the model file. It waits for an install that is running.
 func installed() (python, model string, err error) {
-	root, err := repositoryRoot()
+	root, err := installtest.Root("scripts/llm/install")
 	if err != nil {
 		return "", "", err
 	}
@@ -185,32 +186,6 @@ func installed() (python, model string, err error) {
 		}
 	}
 	return python, model, nil
-}
-
-// repositoryRoot is the nearest directory above the test's working
-// directory (its package) that holds scripts/llm/install.
-func repositoryRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "scripts", "llm", "install")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no scripts/llm/install above %s: run the tests from inside the quorum repository", dir)
-		}
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // syncBuffer is a bytes.Buffer the server's output and a test may use at
