@@ -127,7 +127,7 @@ ON CONFLICT (account_id, lower(owner), lower(name)) DO UPDATE SET installation_i
 		if err != nil {
 			return nil, fmt.Errorf("add repository %s/%s: %w", ref.Owner, ref.Name, err)
 		}
-		r, err := findRepository(ctx, q, inst.AccountID, ref.Owner, ref.Name)
+		r, err := FindRepository(ctx, q, inst.AccountID, ref.Owner, ref.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +141,7 @@ ON CONFLICT (account_id, lower(owner), lower(name)) DO UPDATE SET installation_i
 func RemoveRepositories(ctx context.Context, q store.Querier, inst Installation, repos []RepoRef, now time.Time) ([]Repository, error) {
 	var out []Repository
 	for _, ref := range repos {
-		r, err := findRepository(ctx, q, inst.AccountID, ref.Owner, ref.Name)
+		r, err := FindRepository(ctx, q, inst.AccountID, ref.Owner, ref.Name)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -182,7 +182,9 @@ func InstallationRepositories(ctx context.Context, q store.Querier, inst Install
 	return out, nil
 }
 
-func findRepository(ctx context.Context, q store.Querier, accountID, owner, name string) (Repository, error) {
+// FindRepository is the account's repository owner/name, compared without
+// case, or ErrNotFound: a repository of another account is not found.
+func FindRepository(ctx context.Context, q store.Querier, accountID, owner, name string) (Repository, error) {
 	r := Repository{AccountID: accountID}
 	err := q.QueryRow(ctx, `SELECT id, owner, name FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
 		accountID, owner, name).Scan(&r.ID, &r.Owner, &r.Name)

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
@@ -136,16 +137,11 @@ func repositoryID(ctx context.Context, q store.Querier, s Scope) (string, error)
 	if s.Owner == "" && s.Name == "" {
 		return "", nil
 	}
-	var id string
-	err := q.QueryRow(ctx, `SELECT id FROM repositories WHERE account_id = $1 AND lower(owner) = lower($2) AND lower(name) = lower($3)`,
-		s.AccountID, s.Owner, s.Name).Scan(&id)
-	if errors.Is(err, store.ErrNotFound) {
+	r, err := account.FindRepository(ctx, q, s.AccountID, s.Owner, s.Name)
+	if errors.Is(err, account.ErrNotFound) {
 		return "", ErrNotFound
 	}
-	if err != nil {
-		return "", fmt.Errorf("find repository %s/%s: %w", s.Owner, s.Name, err)
-	}
-	return id, nil
+	return r.ID, err
 }
 
 // queryScope runs ofRepo when the scope names a repository, with its id,
