@@ -198,9 +198,10 @@ func TestReviewLLMFinding(t *testing.T) {
 		wantFormat string
 		wantField  string
 		fenced     bool
+		wantStream bool
 	}{
-		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxTokens, false},
-		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_completion_tokens"}, llm.FormatJSONObject, llm.MaxCompletionTokens, true},
+		{"json_schema", nil, llm.FormatJSONSchema, llm.MaxTokens, false, true},
+		{"json_object", []string{"--llm-response-format", "json_object", "--llm-max-tokens-field", "max_completion_tokens", "--llm-stream=false"}, llm.FormatJSONObject, llm.MaxCompletionTokens, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -263,6 +264,9 @@ func TestReviewLLMFinding(t *testing.T) {
 			}
 			if _, ok := r.Body[tc.wantField]; !ok {
 				t.Errorf("request has no %s: %v", tc.wantField, r.Body)
+			}
+			if streamed := r.Body["stream"] == true; streamed != tc.wantStream {
+				t.Errorf("request streamed %v, want %v", streamed, tc.wantStream)
 			}
 			// The head's .quorum.yaml is in the diff, as any changed file,
 			// but only the base's instruction is given as one.

@@ -20,6 +20,7 @@ import (
 type llmFlags struct {
 	baseURL, model, keyEnv, keyHeader, specialists, mode, responseFormat, maxTokensField *string
 	timeout                                                                              *time.Duration
+	stream                                                                               *bool
 	contextTokens, maxTokens, maxTokensPerReview                                         *int
 }
 
@@ -38,6 +39,8 @@ func addLLMFlags(c *command) *llmFlags {
 			"also: a specialist runs the LLM engine beside its built-in engine and reports both engines' findings, failing only if both fail; instead: the LLM engine replaces the built-in one"),
 		timeout: c.Duration("llm-timeout", "QUORUM_LLM_TIMEOUT", llm.DefaultTimeout,
 			"time limit of each request to the LLM API (a request that times out is retried once, within the specialist's time limit)"),
+		stream: c.Bool("llm-stream", "QUORUM_LLM_STREAM", true,
+			"ask for answers streamed (server-sent events): an answer the time limit cuts keeps the findings complete before it, and the server stops writing it; a server that rejects streaming gets whole answers, once per process. false: whole answers, for a proxy that breaks streams"),
 		responseFormat: c.String("llm-response-format", "QUORUM_LLM_RESPONSE_FORMAT", llm.FormatJSONSchema,
 			"how the answer's shape is asked for first: json_schema (structured output), json_object (the schema then goes in the prompt) or prompt (the schema in the prompt, no response_format); a server that rejects one is asked for the next, once per process"),
 		maxTokensField: c.String("llm-max-tokens-field", "QUORUM_LLM_MAX_TOKENS_FIELD", llm.MaxTokens,
@@ -136,6 +139,7 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 		APIKey:         key,
 		APIKeyHeader:   *f.keyHeader,
 		Timeout:        *f.timeout,
+		NoStream:       !*f.stream,
 		ResponseFormat: *f.responseFormat,
 		MaxTokensField: *f.maxTokensField,
 		ContextTokens:  *f.contextTokens,

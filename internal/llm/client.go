@@ -27,6 +27,9 @@ var (
 	// ErrMalformed: the response or the answer in it is not what the
 	// protocol or the findings schema says.
 	ErrMalformed = errors.New("malformed response")
+	// errEndedEarly: a streamed answer ended before its end (the
+	// connection dropped, or the server stopped writing).
+	errEndedEarly = errors.New("the answer's stream ended early")
 	// errUnreachable: no connection to the server (refused, reset, a
 	// name that does not resolve).
 	errUnreachable = errors.New("server unreachable")
@@ -87,6 +90,8 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
 	MaxTokens           int             `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Stream              bool            `json:"stream,omitempty"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
 }
 
 type message struct {
@@ -108,16 +113,19 @@ type jsonSchema struct {
 
 // chatResponse is the chat completion object, as far as the engine reads it.
 type chatResponse struct {
-	Choices []struct {
-		Index   int `json:"index"`
-		Message struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *usage `json:"usage"`
+	Choices []choice `json:"choices"`
+	Usage   *usage   `json:"usage"`
+}
+
+// choice is one of a completion's answers; the engine asks for one.
+type choice struct {
+	Index   int `json:"index"`
+	Message struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		Refusal *string `json:"refusal"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // usage is what the server counted of one request.
@@ -149,6 +157,7 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 	var last error
 	for attempt := 1; ; attempt++ {
 		format, field := e.servers.protocol(e.facts)
+		stream := e.servers.streams(e.facts)
 		msgs := e.messages(ch, format)
 		// The most the request can take of the review's budget: its
 		// prompt, in the server's tokens as far as they are known, and
@@ -164,18 +173,33 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 			estimate = promptTokensEstimate(msgs)
 			st.asked(estimate)
 		}
-		body, err := json.Marshal(e.request(msgs, format, field, p.answer))
+		body, err := json.Marshal(e.request(msgs, format, field, p.answer, stream))
 		if err != nil {
 			e.budget.settle(held, 0)
 			return "", fmt.Errorf("encode request: %w", err)
 		}
 		content, u, wait, err := e.attempt(ctx, body, label, attempt)
 		took := 0
-		if err == nil || errors.Is(err, ErrTruncated) {
+		if err == nil || content != "" {
 			took = tokensTaken(held-p.answer, content, u)
 		}
 		e.budget.settle(held, took)
 		last = err
+		if errors.Is(err, errInterrupted) {
+			// Not a retry: the server cut the stream for another request,
+			// and answers whole ones uncut.
+			if e.servers.streamRejected(e.facts) {
+				e.log.InfoContext(ctx, "llm: the server interrupts streamed answers; asking for whole answers", "model", e.cfg.Model)
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, ErrTruncated) && content != "" && len(salvage(content)) > 0 {
+			// The time limit cut a streamed answer after some findings
+			// were complete: they are the answer, rather than a retry
+			// that would have less time still.
+			st.answered(estimate, u, format)
+			return content, fmt.Errorf("%w: %w", errStopped, err)
+		}
 		if err == nil {
 			if u != nil && u.CompletionTokens > p.answer {
 				// The server answered at more length than asked: it
@@ -209,6 +233,12 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 				e.log.InfoContext(ctx, "llm: the server rejects the token field; switching", "model", e.cfg.Model, "rejected", field, "next", next, "status", ae.StatusCode)
 				continue
 			}
+		}
+		if stream && errors.As(err, &ae) && rejects(ae, []string{"stream"}) {
+			if e.servers.streamRejected(e.facts) {
+				e.log.InfoContext(ctx, "llm: the server rejects streaming; asking for whole answers", "model", e.cfg.Model, "status", ae.StatusCode)
+			}
+			continue
 		}
 		if retried || wait < 0 {
 			return "", err
@@ -277,8 +307,11 @@ func promptTokensEstimate(msgs []message) int {
 }
 
 // request builds the request body.
-func (e *Engine) request(msgs []message, format, field string, answer int) chatRequest {
+func (e *Engine) request(msgs []message, format, field string, answer int, stream bool) chatRequest {
 	r := chatRequest{Model: e.cfg.Model, Messages: msgs, Temperature: 0}
+	if stream {
+		r.Stream, r.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
 	if field == MaxTokens {
 		r.MaxTokens = answer
 	} else {
@@ -298,7 +331,9 @@ func (e *Engine) request(msgs []message, format, field string, answer int) chatR
 }
 
 // attempt makes one request. wait >= 0 means the failure may be retried
-// after wait; wait < 0 that it may not.
+// after wait; wait < 0 that it may not. A streamed answer that a time
+// limit or a dropped connection ended early comes with its error and the
+// text read so far.
 func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt int) (content string, u *usage, wait time.Duration, err error) {
 	start := e.now()
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
@@ -308,7 +343,7 @@ func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt
 		return "", nil, -1, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
 	e.authorize(req)
 	resp, err := e.http.Do(req)
 	if err != nil {
@@ -324,6 +359,9 @@ func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt
 		return "", nil, defaultRetryBackoff, e.redact(fmt.Errorf("%w: send request: %w", errUnreachable, err))
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 && isEventStream(resp.Header.Get("Content-Type")) {
+		return e.streamed(ctx, rctx, resp, chunk, attempt, start)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseSize+1))
 	if err == nil && len(data) > maxResponseSize {
 		err = fmt.Errorf("response larger than %d bytes", maxResponseSize)
@@ -353,6 +391,35 @@ func (e *Engine) attempt(ctx context.Context, body []byte, chunk string, attempt
 	e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, nil)
 	content, u, err = e.answer(data)
 	return content, u, -1, err
+}
+
+// streamed reads a streamed answer. An error while reading is classified
+// as a whole answer's would be (the review's end, the request's time
+// limit, a lost connection), with the text so far beside it.
+func (e *Engine) streamed(ctx, rctx context.Context, resp *http.Response, chunk string, attempt int, start time.Time) (string, *usage, time.Duration, error) {
+	r, whole, err := readStream(resp.Body, e.clip)
+	var content string
+	if len(r.Choices) > 0 && r.Choices[0].Message.Content != nil {
+		content = *r.Choices[0].Message.Content
+	}
+	if err == nil && !whole {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, err)
+		switch {
+		case ctx.Err() != nil:
+			return content, r.Usage, -1, ctx.Err()
+		case rctx.Err() != nil:
+			return content, r.Usage, defaultRetryBackoff, &timeoutError{after: e.cfg.Timeout, reading: true}
+		case errors.Is(err, ErrMalformed), errors.Is(err, ErrNoChoices), errors.Is(err, errInterrupted):
+			return content, r.Usage, -1, e.redact(err)
+		}
+		return content, r.Usage, defaultRetryBackoff, e.redact(fmt.Errorf("%w: %w", errEndedEarly, err))
+	}
+	e.logAttempt(ctx, chunk, attempt, resp.StatusCode, start, nil)
+	content, err = e.content(r, nil)
+	return content, r.Usage, -1, err
 }
 
 // authorize puts the API key on a request, when there is one.

@@ -130,6 +130,12 @@ type Config struct {
 	// Concurrency is how many requests of one review run at a time;
 	// DefaultConcurrency when 0.
 	Concurrency int
+	// NoStream asks for each answer whole. By default answers are
+	// streamed (server-sent events), so that one the time limit cuts
+	// keeps the findings complete before it, and the server stops
+	// writing it; a server that rejects streaming is asked for whole
+	// answers from then on. For a proxy that breaks streams.
+	NoStream bool
 	// MaxFindingsPerFile is how many of the engine's findings one file may
 	// have in one review; the most severe are kept.
 	// DefaultMaxFindingsPerFile when 0.
@@ -434,9 +440,9 @@ func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p 
 		return chunkResult{unsent: true}, nil
 	}
 	var r chunkResult
-	if errors.Is(err, ErrTruncated) {
+	if errors.Is(err, ErrTruncated) || errors.Is(err, errStopped) {
 		if raws := salvage(content); len(raws) > 0 {
-			st.cut()
+			st.cut(errors.Is(err, errStopped))
 			r.findings, r.unquoted = e.findings(ctx, c, raws)
 			return r, nil
 		}
@@ -497,14 +503,20 @@ type stats struct {
 	counted, estimated, uncounted int
 	formats                       []string
 	// truncated counts the answers cut at the token limit whose complete
-	// findings were kept.
-	truncated int
+	// findings were kept, stopped those cut at the time limit.
+	truncated, stopped int
 }
 
-func (st *stats) cut() {
+// cut counts an answer cut short whose complete findings were kept: at the
+// time limit when atTimeLimit, else at the token limit.
+func (st *stats) cut(atTimeLimit bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.truncated++
+	if atTimeLimit {
+		st.stopped++
+	} else {
+		st.truncated++
+	}
 }
 
 // asked records a chunk's prompt, estimated, as it is first sent.
@@ -572,11 +584,15 @@ func (e *Engine) report(p plan, st *stats, o outcome) string {
 	}
 	st.mu.Lock()
 	formats := slices.Clone(st.formats)
-	truncated := st.truncated
+	truncated, stopped := st.truncated, st.stopped
 	st.mu.Unlock()
 	if truncated > 0 {
 		fmt.Fprintf(&b, "; %s cut off at %s tokens, and only the findings complete before the cut were kept (--llm-max-tokens allows longer answers)",
 			wasCut(truncated), thousands(p.answer))
+	}
+	if stopped > 0 {
+		fmt.Fprintf(&b, "; %s still being written at the time limit, and only the findings complete by then were kept (--llm-timeout allows more time)",
+			wasCut(stopped))
 	}
 	if len(formats) > 0 && formats[len(formats)-1] != FormatJSONSchema {
 		fmt.Fprintf(&b, "; the server does not take %s answers, so they were asked for as %s", FormatJSONSchema, describeFormat(formats[len(formats)-1]))
@@ -627,6 +643,8 @@ func (e *Engine) failure(ctx context.Context, err error, p plan, st *stats) erro
 		summary = "the LLM engine's model refused to answer"
 	case errors.Is(err, ErrMalformed), errors.Is(err, ErrNoChoices):
 		summary = "the LLM engine's answer was not usable: not the JSON asked for"
+	case errors.Is(err, errEndedEarly):
+		summary = "the LLM engine was unavailable: the server ended its answer early"
 	case errors.Is(err, errUnreachable):
 		summary = "the LLM engine was unavailable: no connection to the server"
 	case errors.Is(err, errOverBudget):

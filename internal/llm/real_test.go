@@ -1,9 +1,11 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -65,8 +67,8 @@ func (r *recorder) chats() []exchange {
 // TestRealServer runs the engine against llama-cpp-python's server and a
 // small model (scripts/llm/install): the server rejects json_schema with
 // a 500, and the engine goes on with json_object, once per server; the
-// answer is parsed and its findings land on changed lines; the prompt's
-// size the server counted is in the note; the server's error for a prompt
+// answer is streamed, parsed, and its findings land on changed lines; the
+// prompt's size is in the note; the server's error for a prompt
 // over its context (whose size its model list does not say) reads as the
 // engine expects. The model's judgement is not under test.
 func TestRealServer(t *testing.T) {
@@ -118,12 +120,16 @@ func TestRealServer(t *testing.T) {
 	if chats[1].status != http.StatusOK || rf["type"] != FormatJSONObject || chats[1].body["max_tokens"] != float64(300) || chats[1].body["model"] != srv.Model {
 		t.Errorf("second request: %d, body %v", chats[1].status, chats[1].body)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "tokens in 1 request") || strings.Contains(notes[0], "about") ||
-		!strings.Contains(notes[0], "so they were asked for as json_object") {
-		t.Errorf("notes %q, want the counted prompt size and the fallback", notes)
+	// The answer was streamed: llama-cpp-python's server answers server-
+	// sent events of chat.completion.chunk objects, which carry no usage,
+	// so the prompt's size is the engine's estimate.
+	if chats[1].body["stream"] != true || !strings.Contains(chats[1].answer, "data: {") || !strings.Contains(chats[1].answer, `"chat.completion.chunk"`) {
+		t.Errorf("the second request was not answered as a stream: stream=%v, answer %.200q", chats[1].body["stream"], chats[1].answer)
 	}
-
-	t.Logf("the server counted the first prompt: %s", chats[1].answer[strings.LastIndex(chats[1].answer, `"usage"`):])
+	if len(notes) != 1 || !strings.Contains(notes[0], "a prompt of about ") || !strings.Contains(notes[0], "tokens in 1 request") ||
+		!strings.Contains(notes[0], "so they were asked for as json_object") {
+		t.Errorf("notes %q, want the prompt size and the fallback", notes)
+	}
 
 	// A prompt larger than the server's context: its error names the
 	// window and the prompt's tokens in the words the engine reads
@@ -131,7 +137,7 @@ func TestRealServer(t *testing.T) {
 	// is not repeated here, where every request costs seconds of CPU).
 	e := engine(specialist.Logic)
 	huge := strings.Repeat("func f(x int) int { return x*2 + 1 }\n", 400)
-	body, _ := json.Marshal(e.request([]message{{Role: "user", Content: huge}}, FormatJSONObject, MaxTokens, 300))
+	body, _ := json.Marshal(e.request([]message{{Role: "user", Content: huge}}, FormatJSONObject, MaxTokens, 300, false))
 	resp, err := http.Post(e.endpoint, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +149,75 @@ func TestRealServer(t *testing.T) {
 		t.Errorf("the server's overflow error %d %s reads as window %d, prompt %d", resp.StatusCode, data, window, prompt)
 	}
 	t.Logf("the server's answer to a prompt over its context: %d %s", resp.StatusCode, data)
+}
+
+// TestRealServerInterruptsStreams checks what TestServerRejectingStreams's
+// double does against the real server: llama-cpp-python's server, as it
+// runs by default, ends the answer it is streaming with [DONE] and no
+// finish reason when another request arrives, and readStream reads that
+// as an interruption. Two short requests, not two reviews: each review's
+// prompt costs the server seconds of CPU.
+func TestRealServerInterruptsStreams(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.Start(t, llmtest.Options{})
+	e, err := New(Config{BaseURL: srv.BaseURL, Model: srv.Model}, specialist.Logic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(req chatRequest) *http.Response {
+		t.Helper()
+		body, _ := json.Marshal(req)
+		resp, err := http.Post(e.endpoint, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			data, _ := io.ReadAll(resp.Body)
+			t.Fatalf("%d %s", resp.StatusCode, data)
+		}
+		return resp
+	}
+	long := e.request([]message{{Role: "user", Content: "Count from one to two hundred in words."}}, FormatPrompt, MaxTokens, 400, true)
+	resp := post(long)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
+		t.Fatalf("Content-Type %q, want a stream", ct)
+	}
+	// Once the answer is under way, another request arrives.
+	br := bufio.NewReader(resp.Body)
+	var head bytes.Buffer
+	for !strings.Contains(head.String(), `"content": "`) {
+		line, err := br.ReadString('\n')
+		head.WriteString(line)
+		if err != nil {
+			t.Fatalf("the stream ended before its first word: %v\n%s", err, head.String())
+		}
+	}
+	other := make(chan error, 1)
+	go func() {
+		r := post(e.request([]message{{Role: "user", Content: "Say yes."}}, FormatPrompt, MaxTokens, 3, false))
+		_, err := io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		other <- err
+	}()
+	// The server sends [DONE] and then drops the connection without
+	// ending its chunked body: the read ends in an unexpected EOF, after
+	// the event readStream stops at.
+	rest, err := io.ReadAll(br)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatal(err)
+	}
+	stream := head.String() + string(rest)
+	r, whole, err := readStream(strings.NewReader(stream), e.clip)
+	if !errors.Is(err, errInterrupted) || whole {
+		t.Errorf("readStream: whole %v, err %v; want the interruption:\n%s", whole, err, stream[max(0, len(stream)-600):])
+	}
+	if len(r.Choices) == 0 || r.Choices[0].Message.Content == nil || *r.Choices[0].Message.Content == "" {
+		t.Errorf("no text before the interruption")
+	}
+	if err := <-other; err != nil {
+		t.Errorf("the other request: %v", err)
+	}
 }
 
 func fileOf(c *change.Change, path string) *change.File {

@@ -37,6 +37,9 @@ type serverKey struct{ baseURL, model string }
 type serverFacts struct {
 	format      string
 	tokensField string
+	// stream: answers are asked for as server-sent events, until the
+	// server rejects that.
+	stream bool
 	// tried are the token fields tried so far: the field falls back once,
 	// and back again only if the other one is rejected too.
 	tried map[string]bool
@@ -62,7 +65,7 @@ func (s *Servers) facts(cfg Config) *serverFacts {
 	k := serverKey{cfg.BaseURL, cfg.Model}
 	f := s.known[k]
 	if f == nil {
-		f = &serverFacts{format: cfg.ResponseFormat, tokensField: cfg.MaxTokensField, tried: map[string]bool{cfg.MaxTokensField: true}, tokenRatio: 1}
+		f = &serverFacts{format: cfg.ResponseFormat, tokensField: cfg.MaxTokensField, stream: !cfg.NoStream, tried: map[string]bool{cfg.MaxTokensField: true}, tokenRatio: 1}
 		s.known[k] = f
 	}
 	return f
@@ -73,6 +76,23 @@ func (s *Servers) protocol(f *serverFacts) (format, field string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return f.format, f.tokensField
+}
+
+// streams reports whether answers are asked for streamed.
+func (s *Servers) streams(f *serverFacts) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f.stream
+}
+
+// streamRejected makes the server's answers be asked for whole; it reports
+// whether this call changed that (a concurrent request may have first).
+func (s *Servers) streamRejected(f *serverFacts) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := f.stream
+	f.stream = false
+	return was
 }
 
 // formatRejected moves the server from format to the next one in the
