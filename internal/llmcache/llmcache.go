@@ -58,7 +58,7 @@ type Scope struct {
 const (
 	getResult = `SELECT result FROM llm_file_results WHERE repository_id = $1 AND account_id = $2 AND key = $3 AND created_at > $4`
 	putResult = `INSERT INTO llm_file_results (account_id, repository_id, key, result, created_at) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (repository_id, key) DO UPDATE SET account_id = excluded.account_id, result = excluded.result, created_at = excluded.created_at`
+ON CONFLICT (repository_id, key) DO UPDATE SET result = excluded.result, created_at = excluded.created_at`
 	// pruneRepository deletes the repository's rows older than its
 	// MaxPerRepository-th newest; with fewer rows the subquery is NULL and
 	// nothing goes.
