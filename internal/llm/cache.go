@@ -79,10 +79,11 @@ func (e *Engine) fromCache(ctx context.Context, c *change.Change, parts []part) 
 	for _, f := range c.Files {
 		files[f.Path()] = f
 	}
+	asked := e.asked()
 	var keys []string
 	for _, path := range paths {
 		if f := files[path]; f != nil {
-			if k, ok := e.fileKey(ctx, c, f, sections[path]); ok {
+			if k, ok := e.fileKey(ctx, c, asked, f, sections[path]); ok {
 				r.keys[path] = k
 				keys = append(keys, k)
 			}
@@ -166,15 +167,25 @@ func (e *Engine) toCache(ctx context.Context, c *change.Change, r reused, chunks
 	}
 }
 
-// fileKey is the cache key of file f shown as sections: everything the
-// model's findings on it depend on. It has the lines as numbered (a hunk
-// that moved is sent again, so a reused finding's lines are still right),
-// the whole head file (a change outside the hunks, which the model may
-// see in a whole function, is sent again), the repository's instructions
-// for it and the specialist's system prompt, and who was asked: the
-// model and the server's host. ok is false when the head file cannot be
-// read: such a file is always sent.
-func (e *Engine) fileKey(ctx context.Context, c *change.Change, f *change.File, sections []string) (string, bool) {
+// asked is the part of every key of the engine that says who was asked
+// what: the specialist and its system prompt, the model and the server's
+// host, and promptVersion.
+func (e *Engine) asked() []string {
+	host := ""
+	if u, err := url.Parse(e.cfg.BaseURL); err == nil {
+		host = u.Host
+	}
+	return []string{promptVersion, e.name, e.cfg.Model, host, e.systemPrompt(FormatJSONSchema)}
+}
+
+// fileKey is the cache key of file f shown as sections, asked as asked
+// says: everything the model's findings on it depend on. It has the lines
+// as numbered (a hunk that moved is sent again, so a reused finding's
+// lines are still right), the whole head file (a change outside the
+// hunks, which the model may see in a whole function, is sent again), and
+// the repository's instructions for it. ok is false when the head file
+// cannot be read: such a file is always sent.
+func (e *Engine) fileKey(ctx context.Context, c *change.Change, asked []string, f *change.File, sections []string) (string, bool) {
 	content := "deleted"
 	if f.Status != change.StatusDeleted {
 		data, err := c.ReadFile(ctx, f.Path())
@@ -184,12 +195,8 @@ func (e *Engine) fileKey(ctx context.Context, c *change.Change, f *change.File, 
 		sum := sha256.Sum256(data)
 		content = hex.EncodeToString(sum[:])
 	}
-	host := ""
-	if u, err := url.Parse(e.cfg.BaseURL); err == nil {
-		host = u.Host
-	}
 	h := sha256.New()
-	for _, field := range []string{promptVersion, e.name, e.cfg.Model, host, e.systemPrompt(FormatJSONSchema), f.Path(), content} {
+	for _, field := range append(slices.Clip(asked), f.Path(), content) {
 		writeField(h, field)
 	}
 	ins := e.instructionsFor(f.Path())

@@ -44,8 +44,15 @@ type cachedReview struct {
 // that answers from f and keeps its results in rc.
 func reviewCached(t *testing.T, f *fakeAPI, rc ResultCache, c *change.Change) cachedReview {
 	t.Helper()
+	return reviewCachedAs(t, f, Config{}, specialist.Security, rc, c)
+}
+
+// reviewCachedAs is reviewCached by an engine of cfg reviewing as the
+// specialist name.
+func reviewCachedAs(t *testing.T, f *fakeAPI, cfg Config, name string, rc ResultCache, c *change.Change) cachedReview {
+	t.Helper()
 	before := len(f.seen())
-	e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(rc))
+	e, _, _ := newEngine(t, f, cfg, name, WithResultCache(rc))
 	var out cachedReview
 	var mu sync.Mutex
 	ctx := specialist.WithNotes(context.Background(), func(n string) {
@@ -216,7 +223,8 @@ func TestCacheKeepsOnlyWholeAnswers(t *testing.T) {
 }
 
 // TestCacheIsPerRepository: what one repository's review stored, another
-// repository's review of the very same change does not read.
+// repository's review of the very same change does not read; nor does
+// another model or another specialist in the same repository.
 func TestCacheIsPerRepository(t *testing.T) {
 	t.Parallel()
 	cs := newCacheSetup(t)
@@ -227,6 +235,12 @@ func TestCacheIsPerRepository(t *testing.T) {
 	}
 	if other := reviewCached(t, f, cs.other, c); other.err != nil || len(other.requests) != 1 {
 		t.Errorf("the other repository's review: %d requests (want 1), err %v", len(other.requests), other.err)
+	}
+	if other := reviewCachedAs(t, f, Config{Model: "other-model"}, specialist.Security, cs.repo, c); other.err != nil || len(other.requests) != 1 {
+		t.Errorf("another model's review: %d requests (want 1), err %v", len(other.requests), other.err)
+	}
+	if other := reviewCachedAs(t, f, Config{}, specialist.Logic, cs.repo, c); other.err != nil || len(other.requests) != 1 {
+		t.Errorf("another specialist's review: %d requests (want 1), err %v", len(other.requests), other.err)
 	}
 }
 

@@ -8,21 +8,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/account"
+	"github.com/quorum-review/quorum/internal/store"
 	"github.com/quorum-review/quorum/internal/storetest"
 )
+
+// fixture is a cache on a real database, its clock, and two repositories
+// of one account.
+type fixture struct {
+	db         *store.DB
+	clock      *storetest.Clock
+	s          *Store
+	one, other account.Repository
+}
+
+func setup(t *testing.T, b storetest.Backend) fixture {
+	t.Helper()
+	db := b.Open(t)
+	clock := storetest.NewClock(time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC))
+	return fixture{db: db, clock: clock, s: New(db, clock.Now),
+		one: storetest.Repo(t, db, "acme", "acme", "one"), other: storetest.Repo(t, db, "acme", "acme", "two")}
+}
 
 // TestScopes: a result is read back by its repository only, and a
 // second Put of a key replaces it.
 func TestScopes(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
-		db := b.Open(t)
+		f := setup(t, b)
 		ctx := context.Background()
-		clock := storetest.NewClock(time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC))
-		s := New(db, clock.Now)
-		a := storetest.Repo(t, db, "acme", "acme", "one")
-		other := storetest.Repo(t, db, "acme", "acme", "two")
-		stranger := storetest.Repo(t, db, "evil", "evil", "one")
+		s, a, other := f.s, f.one, f.other
+		stranger := storetest.Repo(t, f.db, "evil", "evil", "one")
 		one := s.For(a.AccountID, a.ID)
 		if err := one.Put(ctx, map[string][]byte{"k1": []byte(`{"findings": []}`), "k2": []byte(`{"findings": [1]}`)}); err != nil {
 			t.Fatal(err)
@@ -58,14 +74,11 @@ func TestScopes(t *testing.T) {
 func TestPrune(t *testing.T) {
 	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
-		db := b.Open(t)
+		f := setup(t, b)
 		ctx := context.Background()
-		clock := storetest.NewClock(time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC))
-		s := New(db, clock.Now)
+		db, clock, s := f.db, f.clock, f.s
 		s.maxRows = 3
-		a := storetest.Repo(t, db, "acme", "acme", "one")
-		other := storetest.Repo(t, db, "acme", "acme", "two")
-		one, two := s.For(a.AccountID, a.ID), s.For(a.AccountID, other.ID)
+		one, two := s.For(f.one.AccountID, f.one.ID), s.For(f.other.AccountID, f.other.ID)
 		put := func(sc *Scope, keys ...string) {
 			t.Helper()
 			m := map[string][]byte{}
