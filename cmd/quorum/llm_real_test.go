@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -219,15 +221,25 @@ func TestReviewRealLLMTimeout(t *testing.T) {
 }
 
 // TestServeRealLLM: serve's review worker runs the LLM engine against the
-// real server as review does, and the stored summary says how it ran.
+// real server as review does, and the stored summary says how it ran. A
+// second push to the pull request, changing one of the three files, sends
+// the model one request, with that file alone, and its review's notes say
+// the other two were reused.
 func TestServeRealLLM(t *testing.T) {
 	t.Parallel()
 	dir := llmRepo(t)
-	s := llmtest.Start(t, llmtest.Options{})
+	p := newServerProxy(t, llmtest.Start(t, llmtest.Options{}))
 	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD~1"))
 	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
-	full := serveReview(t, env(), dir, base, head, "--llm-base-url", s.BaseURL, "--llm-model", llmtest.Model,
+	users := "import sqlite3\n\ndef find(conn, name):\n    return conn.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n"
+	if err := os.WriteFile(filepath.Join(dir, "db", "users.py"), []byte(users), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, dir, "commit", "-qam", "use a placeholder")
+	pushed := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	reviews := serveReviews(t, env(), dir, base, []string{head, pushed}, "--llm-base-url", p.baseURL(), "--llm-model", llmtest.Model,
 		"--llm-specialists", "security", "--llm-max-tokens", "300")
+	full := reviews[0]
 	if !hasFinding(full, "security", "config/app.ini", 3) {
 		t.Errorf("no built-in finding on config/app.ini:3 in %v", full["findings"])
 	}
@@ -242,5 +254,21 @@ func TestServeRealLLM(t *testing.T) {
 	}
 	if strings.Contains(summary, "pydantic") || strings.Contains(summary, "/venv/") || strings.Contains(summary, "Input should be") {
 		t.Errorf("the stored summary quotes the server:\n%s", summary)
+	}
+
+	// The first head took json_schema (refused) and json_object; the
+	// second, one request.
+	chats := p.seen()
+	if len(chats) != 3 {
+		t.Fatalf("%d chat requests, want 3 (json_schema and json_object for the first head, one for the second): %+v", len(chats), chats)
+	}
+	msgs, _ := chats[2].body["messages"].([]any)
+	user, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+	if !strings.Contains(user, "File: db/users.py (added)") || strings.Contains(user, "config/app.ini") || strings.Contains(user, ".quorum.yaml") {
+		t.Errorf("the second head's request is not db/users.py alone:\n%s", user)
+	}
+	summary, _ = reviews[1]["summary"].(string)
+	if want := "; it sent 1 file and reused its findings on 2 other files from an earlier review that showed it the same lines"; !strings.Contains(summary, want) {
+		t.Errorf("the second review's summary lacks %q:\n%s", want, summary)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quorum-review/quorum/internal/llm"
+	"github.com/quorum-review/quorum/internal/llmcache"
+	"github.com/quorum-review/quorum/internal/pipeline"
 	"github.com/quorum-review/quorum/internal/repoconfig"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
@@ -202,15 +204,19 @@ func llmInstructions(cfg repoconfig.Config) []llm.Instruction {
 }
 
 // serveSpecialists wires the LLM engine into the specialists of every
-// review serve runs. What the command line prints for one review is
+// review serve runs. Each review's engines keep their results per file in
+// the cache of the review's repository, so that the next push sends only
+// the files it changed. What the command line prints for one review is
 // logged: a key that is missing once at start, and a specialist the
 // repository does not enable at debug level, per review.
-func (s *llmSettings) serveSpecialists(enabled func(repoconfig.Config) []specialist.Specialist, log *slog.Logger) func(repoconfig.Config) []specialist.Specialist {
+func (s *llmSettings) serveSpecialists(enabled func(repoconfig.Config) []specialist.Specialist, cache *llmcache.Store, log *slog.Logger) func(repoconfig.Config, pipeline.ReviewArgs) []specialist.Specialist {
 	if !s.keySet {
 		log.Warn("the LLM API key variable is empty: requests to the LLM API carry no key", "variable", s.keyEnv)
 	}
-	w := s.wiring(log)
-	return func(cfg repoconfig.Config) []specialist.Specialist {
+	shared := s.wiring(log)
+	return func(cfg repoconfig.Config, args pipeline.ReviewArgs) []specialist.Specialist {
+		w := shared
+		w.Options = append(slices.Clip(shared.Options), llm.WithResultCache(cache.For(args.AccountID, args.RepositoryID)))
 		specs := enabled(cfg)
 		var missing []string
 		for _, n := range repoconfig.KnownSpecialists {

@@ -24,6 +24,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/dashboard"
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/llmcache"
 	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/metrics"
 	"github.com/quorum-review/quorum/internal/pipeline"
@@ -230,9 +231,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		specialists := enabledOf(all)
+		enabled := enabledOf(all)
+		specialists := func(cfg repoconfig.Config, _ pipeline.ReviewArgs) []specialist.Specialist { return enabled(cfg) }
 		if llmSet != nil {
-			specialists = llmSet.serveSpecialists(specialists, log.With("component", "llm"))
+			specialists = llmSet.serveSpecialists(enabled, llmcache.New(d, nil), log.With("component", "llm"))
 		}
 		river.AddWorker(rw, &pipeline.Worker{
 			DB:                d,

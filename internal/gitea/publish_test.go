@@ -564,7 +564,7 @@ func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
 		DB:         p.db,
 		Sources:    map[string]func(string) change.Source{"gitea": func(string) change.Source { return src }},
 		Publishers: map[string]pipeline.Publisher{"gitea": p.pub.Publisher()},
-		Specialists: func(repoconfig.Config) []specialist.Specialist {
+		Specialists: func(repoconfig.Config, pipeline.ReviewArgs) []specialist.Specialist {
 			return []specialist.Specialist{specialisttest.ChangedLines{}}
 		},
 	}

@@ -27,11 +27,13 @@ func runReview(t *testing.T, p *posting, s specialist.Specialist, limits pipelin
 	t.Helper()
 	ctx := context.Background()
 	w := &pipeline.Worker{
-		DB:          p.db,
-		Sources:     map[string]func(string) change.Source{"github": p.app.Source},
-		Publishers:  map[string]pipeline.Publisher{"github": p.app.Publisher()},
-		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{s} },
-		Limits:      limits,
+		DB:         p.db,
+		Sources:    map[string]func(string) change.Source{"github": p.app.Source},
+		Publishers: map[string]pipeline.Publisher{"github": p.app.Publisher()},
+		Specialists: func(repoconfig.Config, pipeline.ReviewArgs) []specialist.Specialist {
+			return []specialist.Specialist{s}
+		},
+		Limits: limits,
 	}
 	job := &river.Job[pipeline.ReviewArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}, Args: p.args()}
 	if err := w.Work(ctx, job); err != nil {
@@ -141,7 +143,7 @@ func TestWorkerSnoozesOnGitHubsRateLimit(t *testing.T) {
 		DB:         p.db,
 		Sources:    map[string]func(string) change.Source{"github": p.app.Source},
 		Publishers: map[string]pipeline.Publisher{"github": p.app.Publisher()},
-		Specialists: func(repoconfig.Config) []specialist.Specialist {
+		Specialists: func(repoconfig.Config, pipeline.ReviewArgs) []specialist.Specialist {
 			return []specialist.Specialist{specialisttest.ChangedLines{}}
 		},
 	}

@@ -206,6 +206,7 @@ type Engine struct {
 	servers      *Servers
 	facts        *serverFacts
 	budget       *Budget
+	cache        ResultCache
 	// answerDefault: Config.MaxTokens was not given, so a small context
 	// may lower it.
 	answerDefault bool
@@ -336,7 +337,7 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 	for _, f := range c.Files {
 		deleted[f.Path()] = f.Status == change.StatusDeleted
 	}
-	for _, path := range o.sent {
+	for _, path := range slices.Concat(o.sent, o.reused) {
 		if !deleted[path] {
 			specialist.Analysed(ctx, "llm", path)
 		}
@@ -351,23 +352,30 @@ type outcome struct {
 	// chunks is how many requests the change was split into, and unsent
 	// how many of them were not sent for the review's token budget.
 	chunks, unsent int
-	// sent are the files of the requests sent.
-	sent []string
+	// sent are the files of the requests sent, and reused those whose
+	// results came from the cache (WithResultCache).
+	sent, reused []string
 	// unquoted counts the findings dropped because their quoted code is
 	// not where they say, capped those left out for the cap per file.
 	unquoted, capped int
 }
 
 // review plans the requests for the context window and makes them. A
-// request the review's token budget has no room for is not sent; the
-// review fails only when none was.
+// file the cache has results for, shown exactly as before, is not sent:
+// its results are checked against the change as an answer is. A request
+// the review's token budget has no room for is not sent; the review fails
+// only when none was (and no file's results were reused).
 func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outcome, plan, error) {
 	window, from := e.contextWindow(ctx)
 	p, err := e.plan(window, from)
 	if err != nil {
 		return outcome{}, p, err
 	}
-	chunks := e.chunks(ctx, c, p.budget)
+	parts, cached := e.fromCache(ctx, c, e.parts(ctx, c, p.budget))
+	var chunks []chunk
+	if len(parts) > 0 || len(cached.paths) == 0 {
+		chunks = pack(parts, p.budget)
+	}
 	results := make([]chunkResult, len(chunks))
 	errs := make([]error, len(chunks))
 	rctx, cancel := context.WithCancel(ctx)
@@ -398,11 +406,12 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outco
 			first = err
 		}
 	}
-	o := outcome{chunks: len(chunks)}
+	o := outcome{chunks: len(chunks), reused: cached.paths}
 	if first != nil {
 		return o, p, first
 	}
-	var all []specialist.Finding
+	all, unquoted := e.findings(ctx, c, cached.raws)
+	o.unquoted += unquoted
 	for i, r := range results {
 		if r.unsent {
 			o.unsent++
@@ -416,9 +425,10 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outco
 			}
 		}
 	}
-	if o.unsent == len(chunks) {
+	if len(chunks) > 0 && o.unsent == len(chunks) && len(cached.paths) == 0 {
 		return o, p, errOverBudget
 	}
+	e.toCache(ctx, c, cached, chunks, results)
 	o.findings, o.capped = capPerFile(dedupe(all), e.cfg.MaxFindingsPerFile)
 	return o, p, nil
 }
@@ -427,6 +437,10 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outco
 type chunkResult struct {
 	findings []specialist.Finding
 	unquoted int
+	// raws are the model's findings, and whole says that the answer
+	// came in full (not cut off): only then are they kept (toCache).
+	raws  []rawFinding
+	whole bool
 	// unsent: the review's token budget had no room for the request.
 	unsent bool
 }
@@ -458,6 +472,7 @@ func (e *Engine) reviewChunk(ctx context.Context, c *change.Change, ch chunk, p 
 		return r, err
 	}
 	r.findings, r.unquoted = e.findings(ctx, c, raws)
+	r.raws, r.whole = raws, true
 	return r, nil
 }
 
@@ -564,8 +579,17 @@ func (st *stats) requestsSent() int {
 // report is the note a review that succeeded leaves in the summary.
 func (e *Engine) report(p plan, st *stats, o outcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the LLM engine sent %s a prompt of %s in %s and had its answers in %s",
-		e.cfg.Model, st.size(), plural(o.chunks-o.unsent, "request"), seconds(e.now().Sub(st.start)))
+	if o.chunks == 0 {
+		fmt.Fprintf(&b, "the LLM engine sent %s nothing: its findings on the %s were reused from an earlier review that showed it the same lines",
+			e.cfg.Model, plural(len(o.reused), "file"))
+	} else {
+		fmt.Fprintf(&b, "the LLM engine sent %s a prompt of %s in %s and had its answers in %s",
+			e.cfg.Model, st.size(), plural(o.chunks-o.unsent, "request"), seconds(e.now().Sub(st.start)))
+	}
+	if o.chunks > 0 && len(o.reused) > 0 {
+		fmt.Fprintf(&b, "; it sent %s and reused its findings on %s from an earlier review that showed it the same lines",
+			plural(len(o.sent), "file"), plural(len(o.reused), "other file"))
+	}
 	if o.unsent > 0 {
 		fmt.Fprintf(&b, "; %d of %d requests were not sent: the review's budget of %s tokens was spent (--llm-max-tokens-per-review)",
 			o.unsent, o.chunks, thousands(e.budget.Limit()))

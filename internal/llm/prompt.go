@@ -123,13 +123,20 @@ func (e *Engine) promptBudget(window, answer int, ratio float64) int {
 }
 
 // chunks renders the change's files and packs them, in order, into as
-// few requests as fit the budget. A file too large for one request is split
-// between hunks, and a hunk between lines; each part repeats the file's
-// header, and every line keeps its explicit number. A Go file that fits in
-// one request whole with them also shows the functions the change touches
-// whole.
+// few requests as fit the budget.
 func (e *Engine) chunks(ctx context.Context, c *change.Change, budget int) []chunk {
-	type part struct{ path, text string }
+	return pack(e.parts(ctx, c, budget), budget)
+}
+
+// part is one section of a file in a prompt.
+type part struct{ path, text string }
+
+// parts renders the change's files, in order, as sections of at most budget
+// characters. A file too large for one request is split between hunks,
+// and a hunk between lines; each part repeats the file's header, and every
+// line keeps its explicit number. A Go file that fits in one request whole
+// with them also shows the functions the change touches whole.
+func (e *Engine) parts(ctx context.Context, c *change.Change, budget int) []part {
 	var parts []part
 	for _, f := range c.Files {
 		sections := e.renderFile(f, budget)
@@ -144,6 +151,11 @@ func (e *Engine) chunks(ctx context.Context, c *change.Change, budget int) []chu
 			parts = append(parts, part{f.Path(), s})
 		}
 	}
+	return parts
+}
+
+// pack packs parts, in order, into as few requests as fit the budget.
+func pack(parts []part, budget int) []chunk {
 	var out []chunk
 	size := 0
 	for _, p := range parts {

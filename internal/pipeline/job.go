@@ -133,8 +133,10 @@ type Worker struct {
 	// Publishers post finished reviews, by ReviewArgs.Source; a source
 	// without one (local) publishes nothing.
 	Publishers map[string]Publisher
-	// Specialists returns the specialists the configuration enables.
-	Specialists func(cfg repoconfig.Config) []specialist.Specialist
+	// Specialists returns the specialists the configuration enables, for
+	// the review args asks for (the LLM engine keeps its results per
+	// repository).
+	Specialists func(cfg repoconfig.Config, args ReviewArgs) []specialist.Specialist
 	// SpecialistTimeout bounds each specialist (DefaultTimeout when 0).
 	SpecialistTimeout time.Duration
 	Limits            RateLimit
@@ -241,7 +243,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go w.watch(runCtx, cancel, a)
-	res := Run(runCtx, c, w.Specialists(cfg), Options{
+	res := Run(runCtx, c, w.Specialists(cfg, a), Options{
 		Timeout:          w.specialistTimeout(),
 		Quorum:           cfg.Quorum,
 		BlockingSeverity: cfg.BlockingSeverity,

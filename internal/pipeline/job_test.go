@@ -35,8 +35,8 @@ type jobBundle struct {
 // specialists returns four specialists finding one problem each on app.go
 // line 9; hang, when set, makes them block on head1 until cancelled, after
 // closing started.
-func fourSpecialists(hang *hangOn) func(repoconfig.Config) []specialist.Specialist {
-	return func(repoconfig.Config) []specialist.Specialist {
+func fourSpecialists(hang *hangOn) func(repoconfig.Config, ReviewArgs) []specialist.Specialist {
+	return func(repoconfig.Config, ReviewArgs) []specialist.Specialist {
 		var out []specialist.Specialist
 		for _, n := range []string{specialist.Logic, specialist.Security, specialist.Performance, specialist.Tests} {
 			out = append(out, fake{name: n, find: func(ctx context.Context, c *change.Change) []specialist.Finding {

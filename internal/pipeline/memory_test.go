@@ -127,7 +127,7 @@ func runTwoReviews(t *testing.T, budget func(estimate int64) int64) (most int, l
 	w := &Worker{
 		DB:          storetest.SQLite(t),
 		Sources:     map[string]func(string) change.Source{"local": func(dir string) change.Source { return change.NewLocal(dir) }},
-		Specialists: func(repoconfig.Config) []specialist.Specialist { return []specialist.Specialist{a} },
+		Specialists: func(repoconfig.Config, ReviewArgs) []specialist.Specialist { return []specialist.Specialist{a} },
 		Watch:       time.Hour,
 		Log:         slog.New(log),
 	}
