@@ -185,9 +185,11 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 		}
 		e.budget.settle(held, took)
 		last = err
-		if errors.Is(err, errInterrupted) {
+		if stream && errors.Is(err, errInterrupted) {
 			// Not a retry: the server cut the stream for another request,
-			// and answers whole ones uncut.
+			// and answers whole ones uncut. Only a streamed request is
+			// asked again so: a server that streams, and interrupts, when
+			// asked for a whole answer would be asked again without end.
 			if e.servers.streamRejected(e.facts) {
 				e.log.InfoContext(ctx, "llm: the server interrupts streamed answers; asking for whole answers", "model", e.cfg.Model)
 			}

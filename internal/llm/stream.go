@@ -23,8 +23,10 @@ import (
 // answer's finish reason. llama-cpp-python's server does so to a stream
 // whenever another request arrives (its interrupt_requests setting, on by
 // default), which the engine's concurrent requests always do; such a
-// server is asked for whole answers from then on.
-var errInterrupted = errors.New("the server interrupted the answer's stream")
+// server is asked for whole answers from then on. A server that still
+// streams, and interrupts, when asked for a whole answer has ended it
+// early.
+var errInterrupted = fmt.Errorf("%w: the server interrupted the answer's stream", errEndedEarly)
 
 // errStopped: the answer was still streaming when the request's or the
 // review's time limit came. The text so far goes with it, so that the
