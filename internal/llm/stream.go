@@ -122,21 +122,31 @@ func readStream(body io.Reader, clip func(string) string) (r chatResponse, compl
 		}
 		return false, nil
 	}
+	// long is a line longer than the reader's buffer, read in pieces:
+	// it is taken whole, since a piece may start with anything.
+	var long []byte
+	first := true
 	for {
-		line, lerr := br.ReadSlice('\n')
-		read += len(line)
+		piece, lerr := br.ReadSlice('\n')
+		read += len(piece)
 		if read > maxResponseSize {
-			return result(), false, fmt.Errorf("response larger than %d bytes", maxResponseSize)
+			return result(), false, fmt.Errorf("%w: a stream larger than %d bytes", ErrMalformed, maxResponseSize)
 		}
 		if errors.Is(lerr, bufio.ErrBufferFull) {
-			// A line longer than the buffer: keep reading it whole.
-			if data.Len()+len(line) > maxEventSize {
-				return result(), false, fmt.Errorf("%w: a stream event larger than %d bytes", ErrMalformed, maxEventSize)
+			if len(long)+len(piece) > maxEventSize+len("data: \r\n") {
+				return result(), false, fmt.Errorf("%w: a stream line larger than %d bytes", ErrMalformed, maxEventSize)
 			}
-			if bytes.HasPrefix(line, []byte("data:")) || data.Len() > 0 {
-				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-			}
+			long = append(long, piece...)
 			continue
+		}
+		line := piece
+		if len(long) > 0 {
+			long = append(long, piece...)
+			line, long = long, long[:0]
+		}
+		if first {
+			// The format allows a byte order mark before the first line.
+			line, first = bytes.TrimPrefix(line, []byte("\ufeff")), false
 		}
 		trimmed := bytes.TrimRight(line, "\r\n")
 		switch {
