@@ -195,10 +195,12 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 			}
 			continue
 		}
-		if err != nil && !errors.Is(err, ErrTruncated) && content != "" && len(salvage(content)) > 0 {
+		if content != "" && atTimeLimit(err) && len(salvage(content)) > 0 {
 			// The time limit cut a streamed answer after some findings
 			// were complete: they are the answer, rather than a retry
-			// that would have less time still.
+			// that would have less time still. A stream that ended early
+			// otherwise (a dropped connection, a broken event) is retried
+			// or fails as a whole answer would.
 			st.answered(estimate, u, format)
 			return content, fmt.Errorf("%w: %w", errStopped, err)
 		}
@@ -259,6 +261,13 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 		}
 		retried = true
 	}
+}
+
+// atTimeLimit reports whether err is the request's or the review's time
+// limit.
+func atTimeLimit(err error) bool {
+	var te *timeoutError
+	return errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // tokensTaken is what an answered request took: the server's count when
