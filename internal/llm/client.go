@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -238,7 +239,7 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 				continue
 			}
 		}
-		if stream && errors.As(err, &ae) && rejects(ae, []string{"stream"}) {
+		if stream && errors.As(err, &ae) && rejects(ae, []string{"stream"}) && streamWord.MatchString(ae.body) {
 			if e.servers.streamRejected(e.facts) {
 				e.log.InfoContext(ctx, "llm: the server rejects streaming; asking for whole answers", "model", e.cfg.Model, "status", ae.StatusCode)
 			}
@@ -273,11 +274,17 @@ func atTimeLimit(err error) bool {
 // tokensTaken is what an answered request took: the server's count when
 // it gave one, else the estimates of prompt and answer.
 func tokensTaken(prompt int, content string, u *usage) int {
-	if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+	// A negative count is no count: added to another, it would give
+	// back what the request took.
+	if u != nil && u.PromptTokens >= 0 && u.CompletionTokens >= 0 && u.PromptTokens+u.CompletionTokens > 0 {
 		return u.PromptTokens + u.CompletionTokens
 	}
 	return prompt + len(content)/charsPerTokenEstimate + 1
 }
+
+// streamWord is how an error names the stream parameter: not a proxy's
+// "upstream", whose failure is a 500 like a rejection's.
+var streamWord = regexp.MustCompile(`(^|[^a-z])stream`)
 
 // formatWords are what a server's error names when it rejects format.
 // llama-cpp-python's server, asked for json_schema, answers 500 with a
