@@ -180,8 +180,11 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 			return "", fmt.Errorf("encode request: %w", err)
 		}
 		content, u, wait, err := e.attempt(ctx, body, label, attempt)
+		// What the request took: all the server counted, or what it
+		// answered, even cut short or refused; a request that failed
+		// without either took nothing the engine can know of.
 		took := 0
-		if err == nil || content != "" {
+		if err == nil || content != "" || u != nil {
 			took = tokensTaken(held-p.answer, content, u)
 		}
 		e.budget.settle(held, took)

@@ -415,3 +415,45 @@ func TestStreamEndedEarlyIsNotTheTimeLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncatedEmptyAnswerTakesItsTokens: an answer cut at the token limit
+// before any content (a reasoning model that spent its tokens thinking)
+// took what the server counted, whole or streamed; so did one the server
+// counted and refused.
+func TestTruncatedEmptyAnswerTakesItsTokens(t *testing.T) {
+	t.Parallel()
+	const counted = 700 + 4000
+	usage := `"usage": {"prompt_tokens": 700, "completion_tokens": 4000, "total_tokens": 4700}`
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		body   string
+	}{
+		{"whole", false, `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1763865000, "model": "test-model",
+			"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": null}, "logprobs": null, "finish_reason": "length"}], ` + usage + `}`},
+		{"streamed", true, chunkEvent(map[string]any{"role": "assistant"}, nil) + chunkEvent(map[string]any{}, "length") +
+			`data: {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], ` + usage + "}\n\ndata: [DONE]\n\n"},
+		{"refused", false, `{"id": "chatcmpl-1", "object": "chat.completion", "created": 1763865000, "model": "test-model",
+			"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": "No."}, "logprobs": null, "finish_reason": "stop"}], ` + usage + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeAPI(t)
+			f.handle = func(w http.ResponseWriter, _ *http.Request, _ map[string]any) {
+				if tc.stream {
+					writeStream(w, tc.body)
+					return
+				}
+				writeRaw(w, tc.body)
+			}
+			b := NewBudget(DefaultMaxTokensPerReview)
+			e, _, _ := newEngine(t, f, Config{NoStream: !tc.stream}, specialist.Logic, WithBudget(b))
+			if _, _, err := reviewWithNotes(t, e); err == nil {
+				t.Fatal("an empty answer gave a review")
+			}
+			if b.Used() != counted {
+				t.Errorf("the budget counts %d tokens, the server %d", b.Used(), counted)
+			}
+		})
+	}
+}
