@@ -185,12 +185,14 @@ func readStream(body io.Reader, clip func(string) string) (r chatResponse, compl
 					return result(), true, nil
 				}
 			}
+			if finish != "" {
+				// No [DONE]: a server that ends with its finish reason,
+				// or holds the stream open after it until the time
+				// limit, has still answered whole; only the usage chunk
+				// may be missing.
+				return result(), true, nil
+			}
 			if errors.Is(lerr, io.EOF) {
-				// No [DONE]: a server that ends with its finish reason
-				// has still answered whole.
-				if finish != "" {
-					return result(), true, nil
-				}
 				return result(), false, io.ErrUnexpectedEOF
 			}
 			return result(), false, lerr

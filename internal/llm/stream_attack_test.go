@@ -457,3 +457,29 @@ func TestTruncatedEmptyAnswerTakesItsTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamHeldOpenAfterTheFinishReason: a server that sends the
+// answer's finish reason and then holds the stream open (no usage chunk,
+// no [DONE]) until the time limit has answered whole: its answer is read
+// as such, not as a timeout retried, nor as one cut at the time limit.
+func TestStreamHeldOpenAfterTheFinishReason(t *testing.T) {
+	t.Parallel()
+	f := newFakeAPI(t)
+	f.handle = func(w http.ResponseWriter, r *http.Request, _ map[string]any) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunkEvent(map[string]any{"role": "assistant", "content": `{"findings": []}`}, "stop"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	e, _, _ := newEngine(t, f, Config{Timeout: 200 * time.Millisecond}, specialist.Logic)
+	got, notes, err := reviewWithNotes(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 || len(f.seen()) != 1 {
+		t.Errorf("%d findings, %d requests", len(got), len(f.seen()))
+	}
+	if len(notes) != 1 || strings.Contains(notes[0], "time limit") {
+		t.Errorf("notes %q", notes)
+	}
+}
