@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -179,24 +180,31 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 			return "", fmt.Errorf("encode request: %w", err)
 		}
 		content, u, wait, err := e.attempt(ctx, body, label, attempt)
+		// What the request took: all the server counted, or what it
+		// answered, even cut short or refused; a request that failed
+		// without either took nothing the engine can know of.
 		took := 0
-		if err == nil || content != "" {
+		if err == nil || content != "" || u != nil {
 			took = tokensTaken(held-p.answer, content, u)
 		}
 		e.budget.settle(held, took)
 		last = err
-		if errors.Is(err, errInterrupted) {
+		if stream && errors.Is(err, errInterrupted) {
 			// Not a retry: the server cut the stream for another request,
-			// and answers whole ones uncut.
+			// and answers whole ones uncut. Only a streamed request is
+			// asked again so: a server that streams, and interrupts, when
+			// asked for a whole answer would be asked again without end.
 			if e.servers.streamRejected(e.facts) {
 				e.log.InfoContext(ctx, "llm: the server interrupts streamed answers; asking for whole answers", "model", e.cfg.Model)
 			}
 			continue
 		}
-		if err != nil && !errors.Is(err, ErrTruncated) && content != "" && len(salvage(content)) > 0 {
+		if content != "" && atTimeLimit(err) && len(salvage(content)) > 0 {
 			// The time limit cut a streamed answer after some findings
 			// were complete: they are the answer, rather than a retry
-			// that would have less time still.
+			// that would have less time still. A stream that ended early
+			// otherwise (a dropped connection, a broken event) is retried
+			// or fails as a whole answer would.
 			st.answered(estimate, u, format)
 			return content, fmt.Errorf("%w: %w", errStopped, err)
 		}
@@ -234,7 +242,7 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 				continue
 			}
 		}
-		if stream && errors.As(err, &ae) && rejects(ae, []string{"stream"}) {
+		if stream && errors.As(err, &ae) && rejects(ae, []string{"stream"}) && streamWord.MatchString(ae.body) {
 			if e.servers.streamRejected(e.facts) {
 				e.log.InfoContext(ctx, "llm: the server rejects streaming; asking for whole answers", "model", e.cfg.Model, "status", ae.StatusCode)
 			}
@@ -259,14 +267,27 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 	}
 }
 
+// atTimeLimit reports whether err is the request's or the review's time
+// limit.
+func atTimeLimit(err error) bool {
+	var te *timeoutError
+	return errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // tokensTaken is what an answered request took: the server's count when
 // it gave one, else the estimates of prompt and answer.
 func tokensTaken(prompt int, content string, u *usage) int {
-	if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+	// A negative count is no count: added to another, it would give
+	// back what the request took.
+	if u != nil && u.PromptTokens >= 0 && u.CompletionTokens >= 0 && u.PromptTokens+u.CompletionTokens > 0 {
 		return u.PromptTokens + u.CompletionTokens
 	}
 	return prompt + len(content)/charsPerTokenEstimate + 1
 }
+
+// streamWord is how an error names the stream parameter: not a proxy's
+// "upstream", whose failure is a 500 like a rejection's.
+var streamWord = regexp.MustCompile(`(^|[^a-z])stream`)
 
 // formatWords are what a server's error names when it rejects format.
 // llama-cpp-python's server, asked for json_schema, answers 500 with a

@@ -23,8 +23,10 @@ import (
 // answer's finish reason. llama-cpp-python's server does so to a stream
 // whenever another request arrives (its interrupt_requests setting, on by
 // default), which the engine's concurrent requests always do; such a
-// server is asked for whole answers from then on.
-var errInterrupted = errors.New("the server interrupted the answer's stream")
+// server is asked for whole answers from then on. A server that still
+// streams, and interrupts, when asked for a whole answer has ended it
+// early.
+var errInterrupted = fmt.Errorf("%w: the server interrupted the answer's stream", errEndedEarly)
 
 // errStopped: the answer was still streaming when the request's or the
 // review's time limit came. The text so far goes with it, so that the
@@ -120,21 +122,31 @@ func readStream(body io.Reader, clip func(string) string) (r chatResponse, compl
 		}
 		return false, nil
 	}
+	// long is a line longer than the reader's buffer, read in pieces:
+	// it is taken whole, since a piece may start with anything.
+	var long []byte
+	first := true
 	for {
-		line, lerr := br.ReadSlice('\n')
-		read += len(line)
+		piece, lerr := br.ReadSlice('\n')
+		read += len(piece)
 		if read > maxResponseSize {
-			return result(), false, fmt.Errorf("response larger than %d bytes", maxResponseSize)
+			return result(), false, fmt.Errorf("%w: a stream larger than %d bytes", ErrMalformed, maxResponseSize)
 		}
 		if errors.Is(lerr, bufio.ErrBufferFull) {
-			// A line longer than the buffer: keep reading it whole.
-			if data.Len()+len(line) > maxEventSize {
-				return result(), false, fmt.Errorf("%w: a stream event larger than %d bytes", ErrMalformed, maxEventSize)
+			if len(long)+len(piece) > maxEventSize+len("data: \r\n") {
+				return result(), false, fmt.Errorf("%w: a stream line larger than %d bytes", ErrMalformed, maxEventSize)
 			}
-			if bytes.HasPrefix(line, []byte("data:")) || data.Len() > 0 {
-				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-			}
+			long = append(long, piece...)
 			continue
+		}
+		line := piece
+		if len(long) > 0 {
+			long = append(long, piece...)
+			line, long = long, long[:0]
+		}
+		if first {
+			// The format allows a byte order mark before the first line.
+			line, first = bytes.TrimPrefix(line, []byte("\ufeff")), false
 		}
 		trimmed := bytes.TrimRight(line, "\r\n")
 		switch {
@@ -173,12 +185,14 @@ func readStream(body io.Reader, clip func(string) string) (r chatResponse, compl
 					return result(), true, nil
 				}
 			}
+			if finish != "" {
+				// No [DONE]: a server that ends with its finish reason,
+				// or holds the stream open after it until the time
+				// limit, has still answered whole; only the usage chunk
+				// may be missing.
+				return result(), true, nil
+			}
 			if errors.Is(lerr, io.EOF) {
-				// No [DONE]: a server that ends with its finish reason
-				// has still answered whole.
-				if finish != "" {
-					return result(), true, nil
-				}
 				return result(), false, io.ErrUnexpectedEOF
 			}
 			return result(), false, lerr
