@@ -256,7 +256,7 @@ func (cc *codeContext) goPackageOf(ctx context.Context, f *change.File) *goPacka
 	for _, q := range pkg.order {
 		files = append(files, pkg.files[q])
 	}
-	if !check(conf, dir, pkg.fset, files, pkg.info) {
+	if !typeCheck(ctx, conf, dir, pkg.fset, files, pkg.info) {
 		return nil
 	}
 	for _, q := range pkg.order {
@@ -280,19 +280,6 @@ func (cc *codeContext) goPackageOf(ctx context.Context, f *change.File) *goPacka
 	}
 	cc.pkgs[key] = pkg
 	return pkg
-}
-
-// check type-checks files, and reports false when the checker panicked:
-// the files are the pull request's, and a checker bug they trip must cost
-// the section, not the review.
-func check(conf types.Config, dir string, fset *token.FileSet, files []*ast.File, info *types.Info) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	_, _ = conf.Check(dir, fset, files, info)
-	return true
 }
 
 type importerFunc func(path string) (*types.Package, error)

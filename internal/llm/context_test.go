@@ -2,6 +2,10 @@ package llm
 
 import (
 	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,7 +134,6 @@ func TestContextDefinitionsAndCallers(t *testing.T) {
 	t.Parallel()
 	_, c := contextChange(t)
 	user := reviewPrompt(t, c, Config{})[0]
-	t.Log(user)
 	_, ctxPart, ok := strings.Cut(user, contextHeader)
 	if !ok {
 		t.Fatalf("no context section:\n%s", user)
@@ -279,8 +282,8 @@ func TestContextOtherLanguages(t *testing.T) {
 		// Bytes a prompt cannot carry as they are: mended, the request stays
 		// valid JSON.
 		"py/bad.py": "def odd(x):  # \xff\xfe\x00\n    return x\n",
-		"web/a.ts":    "import { fmt } from './b';\n\nexport function handle(x: string): string {\n  return x;\n}\n",
-		"web/b.ts":    "export const fmt = (s: string): string => {\n  return s.trim();\n};\n\nexport function unused() {}\n",
+		"web/a.ts":  "import { fmt } from './b';\n\nexport function handle(x: string): string {\n  return x;\n}\n",
+		"web/b.ts":  "export const fmt = (s: string): string => {\n  return s.trim();\n};\n\nexport function unused() {}\n",
 	}
 	base := r.commit(files)
 	head := r.commit(map[string]string{
@@ -421,5 +424,86 @@ func TestContextHostileSource(t *testing.T) {
 	user := reviewPrompt(t, r.Change(base, head), Config{})[0]
 	if !strings.Contains(user, "-- func limit,") {
 		t.Errorf("the helper is not shown beside hostile files:\n%s", user)
+	}
+}
+
+// TestContextTypeCheckerCost: a kilobyte of struct types embedding each
+// other in diamonds (exponential time in go/types' validType), or of
+// string constants each doubling the one before (gigabytes once a length
+// needs their value), is measured before the checker runs: the package
+// gets no section, and the review goes on with the diff. Without the
+// bounds the review would not finish.
+func TestContextTypeCheckerCost(t *testing.T) {
+	t.Parallel()
+	var diamonds strings.Builder
+	diamonds.WriteString("package p\n\ntype A0 struct{ X int }\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&diamonds, "type A%d struct {\n\tA%d\n\tB%d\n}\n\ntype B%d struct{ A%d }\n", i, i-1, i, i, i-1)
+	}
+	var doubling strings.Builder
+	doubling.WriteString("package p\n\nconst s0 = \"xxxxxxxx\"\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&doubling, "const s%d = s%d + s%d\n", i, i-1, i-1)
+	}
+	doubling.WriteString("\nvar L = len(s40)\n")
+	for name, attack := range map[string]string{"diamonds": diamonds.String(), "doubling": doubling.String()} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if len(attack) > 4096 {
+				t.Fatalf("the attack is %d bytes; it is meant to be small", len(attack))
+			}
+			// The measures catch it before the checker starts (past
+			// maxTypeCheck, the checker's goroutine would go on burning).
+			f, err := parser.ParseFile(token.NewFileSet(), "attack.go", attack, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typePaths([]*ast.File{f}) <= maxTypePaths && constStringBound([]*ast.File{f}) <= maxConstString {
+				t.Fatal("the attack passes the measures")
+			}
+			r := newRepo(t)
+			files := map[string]string{"p/attack.go": attack}
+			for k, v := range contextPackage {
+				files[k] = v
+			}
+			base := r.commit(files)
+			head := r.commit(map[string]string{"p/p.go": strings.Replace(contextPackage["p/p.go"], "c.Max)", "c.Max+1)", 1)})
+			user := reviewPrompt(t, r.Change(base, head), Config{})[0]
+			if strings.Contains(user, contextHeader) {
+				t.Errorf("the package was type-checked:\n%s", user)
+			}
+			if !strings.Contains(user, "+ \treturn limit(name, c.Max+1)\n") {
+				t.Errorf("the diff was not sent:\n%s", user)
+			}
+		})
+	}
+}
+
+// TestTypeCheckBoundsLeaveRealPackagesAlone: the measures of
+// TestContextTypeCheckerCost stay far under their bounds on this
+// repository's own packages, so that real code keeps its section.
+func TestTypeCheckBoundsLeaveRealPackagesAlone(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{".", "../store", "../../cmd/quorum"} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*ast.File
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".go") {
+				f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, f)
+			}
+		}
+		if p := typePaths(files); p > maxTypePaths/100 || p == 0 {
+			t.Errorf("%s: %d type paths, against a bound of %d", dir, p, maxTypePaths)
+		}
+		if s := constStringBound(files); s > maxConstString/100 || s == 0 {
+			t.Errorf("%s: string constants up to %d bytes, against a bound of %d", dir, s, maxConstString)
+		}
 	}
 }
