@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -323,12 +324,8 @@ func TestContextSymlinkIsNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRepo(t)
-	files := map[string]string{}
-	for k, v := range contextPackage {
-		if k != "p/helper.go" {
-			files[k] = v
-		}
-	}
+	files := maps.Clone(contextPackage)
+	delete(files, "p/helper.go")
 	r.Write(files)
 	if err := os.Symlink(outside, filepath.Join(r.Dir, "p", "helper.go")); err != nil {
 		t.Fatal(err)
@@ -344,53 +341,48 @@ func TestContextSymlinkIsNotFollowed(t *testing.T) {
 	}
 }
 
+// promptWithPackage commits contextPackage with extra's files added or
+// in place of its own, changes Process at head, and returns the first
+// prompt the review sends.
+func promptWithPackage(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	r := newRepo(t)
+	files := maps.Clone(contextPackage)
+	maps.Copy(files, extra)
+	base := r.commit(files)
+	head := r.commit(map[string]string{"p/p.go": strings.Replace(files["p/p.go"], "c.Max)", "c.Max+1)", 1)})
+	return reviewPrompt(t, r.Change(base, head), Config{})[0]
+}
+
 // TestContextBoundsThePackage: a package of more files than
 // maxContextFiles, or more bytes than maxContextBytes, gets no section,
 // and a file past maxWholeFuncsSource is not parsed.
 func TestContextBoundsThePackage(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
 	many := map[string]string{}
-	for k, v := range contextPackage {
-		many[k] = v
-	}
 	for i := range maxContextFiles {
-		many["p/z"+strings.Repeat("x", 1+i%5)+"_"+strconv.Itoa(i)+".go"] = "package p\n"
+		many["p/z"+strconv.Itoa(i)+".go"] = "package p\n"
 	}
-	base := r.commit(many)
-	head := r.commit(map[string]string{"p/p.go": strings.Replace(contextPackage["p/p.go"], "c.Max)", "c.Max+1)", 1)})
-	if user := reviewPrompt(t, r.Change(base, head), Config{})[0]; strings.Contains(user, contextHeader) {
-		t.Errorf("a package of %d files got a context:\n%s", len(many), user)
+	if user := promptWithPackage(t, many); strings.Contains(user, contextHeader) {
+		t.Errorf("a package of %d files got a context:\n%s", len(many)+len(contextPackage), user)
 	}
 
 	// Under the file count, over the bytes: files near
 	// maxWholeFuncsSource each, so that the total passes maxContextBytes.
-	r2 := newRepo(t)
 	big := map[string]string{}
-	for k, v := range contextPackage {
-		big[k] = v
-	}
 	filler := "package p\n\n// " + strings.Repeat("x", maxWholeFuncsSource-20) + "\n"
 	for i := range maxContextBytes/maxWholeFuncsSource + 1 {
 		big["p/big"+strconv.Itoa(i)+".go"] = filler
 	}
-	base = r2.commit(big)
-	head = r2.commit(map[string]string{"p/p.go": strings.Replace(contextPackage["p/p.go"], "c.Max)", "c.Max+1)", 1)})
-	if user := reviewPrompt(t, r2.Change(base, head), Config{})[0]; strings.Contains(user, contextHeader) {
+	if user := promptWithPackage(t, big); strings.Contains(user, contextHeader) {
 		t.Errorf("a package over %d bytes got a context", maxContextBytes)
 	}
 
 	// One file past maxWholeFuncsSource, defining the helper: not
 	// parsed, so the helper is not shown; the rest is.
-	r3 := newRepo(t)
-	huge := map[string]string{}
-	for k, v := range contextPackage {
-		huge[k] = v
-	}
-	huge["p/helper.go"] = contextPackage["p/helper.go"] + "\n// " + strings.Repeat("x", maxWholeFuncsSource) + "\n"
-	base = r3.commit(huge)
-	head = r3.commit(map[string]string{"p/p.go": strings.Replace(contextPackage["p/p.go"], "c.Max)", "c.Max+1)", 1)})
-	user := reviewPrompt(t, r3.Change(base, head), Config{})[0]
+	user := promptWithPackage(t, map[string]string{
+		"p/helper.go": contextPackage["p/helper.go"] + "\n// " + strings.Repeat("x", maxWholeFuncsSource) + "\n",
+	})
 	if strings.Contains(user, "-- func limit") {
 		t.Error("a file past maxWholeFuncsSource was parsed for the context")
 	}
@@ -400,28 +392,20 @@ func TestContextBoundsThePackage(t *testing.T) {
 }
 
 // TestContextHostileSource: files of the package made of deeply nested
-// expressions (past go/parser's nesting limit, and just under it for
-// go/types), NUL bytes and invalid UTF-8 neither stop the review nor
+// expressions (just under go/parser's nesting limit, so that go/types
+// checks them), NUL bytes and invalid UTF-8 neither stop the review nor
 // spoil the request; the changed function still gets its helper.
 func TestContextHostileSource(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	files := map[string]string{}
-	for k, v := range contextPackage {
-		files[k] = v
-	}
-	// go/parser stops at a nesting of 100,000; 50,000 parses and is
-	// type-checked.
-	files["p/deep.go"] = "package p\n\nvar deep = " + strings.Repeat("(", 50000) + "1" + strings.Repeat(")", 50000) + "\n"
-	files["p/deeper.go"] = "package p\n\nvar deeper = " + strings.Repeat("-", 200000) + "1\n"
-	// Go source is UTF-8 without NUL bytes: go/parser keeps no
-	// declaration of these, and the section goes on without them.
-	files["p/utf.go"] = "package p\n\n// limitNul has \xff\xfe bytes.\nfunc limitNul() {}\n"
-	files["p/nul.go"] = "package p\n\n// limitNul \x00 is another.\nfunc limitNul() {}\n"
-	files["p/p.go"] = strings.Replace(contextPackage["p/p.go"], "limit(name, c.Max)", "limit(name, c.Max)\n}\n\nfunc z() {\n\tlimitNul()", 1)
-	base := r.commit(files)
-	head := r.commit(map[string]string{"p/p.go": strings.NewReplacer("c.Max)", "c.Max+1)", "\tlimitNul()", "\tlimitNul()\n\tlimitNul()").Replace(files["p/p.go"])})
-	user := reviewPrompt(t, r.Change(base, head), Config{})[0]
+	user := promptWithPackage(t, map[string]string{
+		// go/parser stops at a nesting of 100,000.
+		"p/deep.go":   "package p\n\nvar deep = " + strings.Repeat("(", 50000) + "1" + strings.Repeat(")", 50000) + "\n",
+		"p/deeper.go": "package p\n\nvar deeper = " + strings.Repeat("-", 90000) + "1\n",
+		// Go source is UTF-8 without NUL bytes: go/parser keeps no
+		// declaration of these, and the section goes on without them.
+		"p/utf.go": "package p\n\n// limitUTF has \xff\xfe bytes.\nfunc limitUTF() {}\n",
+		"p/nul.go": "package p\n\n// limitNul has a \x00.\nfunc limitNul() {}\n",
+	})
 	if !strings.Contains(user, "-- func limit,") {
 		t.Errorf("the helper is not shown beside hostile files:\n%s", user)
 	}
@@ -461,14 +445,7 @@ func TestContextTypeCheckerCost(t *testing.T) {
 			if typePaths([]*ast.File{f}) <= maxTypePaths && constStringBound([]*ast.File{f}) <= maxConstString {
 				t.Fatal("the attack passes the measures")
 			}
-			r := newRepo(t)
-			files := map[string]string{"p/attack.go": attack}
-			for k, v := range contextPackage {
-				files[k] = v
-			}
-			base := r.commit(files)
-			head := r.commit(map[string]string{"p/p.go": strings.Replace(contextPackage["p/p.go"], "c.Max)", "c.Max+1)", 1)})
-			user := reviewPrompt(t, r.Change(base, head), Config{})[0]
+			user := promptWithPackage(t, map[string]string{"p/attack.go": attack})
 			if strings.Contains(user, contextHeader) {
 				t.Errorf("the package was type-checked:\n%s", user)
 			}
