@@ -43,6 +43,9 @@ const (
 	// maxContextBytes bounds their total size, for the same reason: it
 	// bounds what is read, parsed and type-checked for one package.
 	maxContextBytes = 2 << 20
+	// maxContextReadBytes bounds what the sections of one change read in
+	// all, however many directories it touches.
+	maxContextReadBytes = 16 << 20
 
 	// maxShortBody is how many lines a function may have to be shown
 	// whole as a definition; a longer one shows its doc and signature.
@@ -69,6 +72,8 @@ var errNoImports = errors.New("imports are not resolved for the prompt's context
 type codeContext struct {
 	c    *change.Change
 	pkgs map[string]*goPackage
+	// read is what the sections have read so far.
+	read int
 }
 
 func newCodeContext(c *change.Change) *codeContext {
@@ -131,8 +136,9 @@ func (cc *codeContext) listDir(ctx context.Context, dir string) ([]string, error
 // readSources reads the files of paths that keep accepts, at head, each
 // at most maxWholeFuncsSource bytes (a larger one is left out), and
 // reports false when they are more than maxContextFiles or
-// maxContextBytes. A symbolic link is a blob holding the link's target:
-// it is read as that text, never followed.
+// maxContextBytes, or the change's sections have read
+// maxContextReadBytes. A symbolic link is a blob holding the link's
+// target: it is read as that text, never followed.
 func (cc *codeContext) readSources(ctx context.Context, paths []string, keep func(string) bool) (map[string][]byte, bool) {
 	var want []string
 	for _, p := range paths {
@@ -154,7 +160,8 @@ func (cc *codeContext) readSources(ctx context.Context, paths []string, keep fun
 			continue
 		}
 		total += len(data)
-		if total > maxContextBytes {
+		cc.read += len(data)
+		if total > maxContextBytes || cc.read > maxContextReadBytes {
 			return nil, false
 		}
 		out[p] = data

@@ -391,6 +391,35 @@ func TestContextBoundsThePackage(t *testing.T) {
 	}
 }
 
+// TestContextBoundsTheChange: a change touching many packages of near
+// a mebibyte each reads at most maxContextReadBytes for its sections: the
+// first packages get one, the last do not.
+func TestContextBoundsTheChange(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	// One blob, stored once, in every directory.
+	filler := "package p\n\n// " + strings.Repeat("x", maxWholeFuncsSource-20) + "\n"
+	n := maxContextReadBytes/maxWholeFuncsSource + 2
+	files, changed := map[string]string{}, map[string]string{}
+	for i := range n {
+		dir := fmt.Sprintf("d%02d/", i)
+		files[dir+"filler.go"] = filler
+		files[dir+"helper.go"] = contextPackage["p/helper.go"]
+		files[dir+"p.go"] = "package p\n\nfunc F() string {\n\treturn limit(\"a\", 1)\n}\n"
+		changed[dir+"p.go"] = strings.Replace(files[dir+"p.go"], "1)", "2)", 1)
+	}
+	base := r.commit(files)
+	head := r.commit(changed)
+	user := strings.Join(reviewPrompt(t, r.Change(base, head), Config{}), "\n")
+	if !strings.Contains(user, "-- func limit, defined at d00/helper.go:4:") {
+		t.Errorf("the first package has no section:\n%s", user)
+	}
+	last := fmt.Sprintf("d%02d/helper.go", n-1)
+	if strings.Contains(user, last) {
+		t.Errorf("%d packages of a mebibyte each, and the last, %s, still has a section", n, last)
+	}
+}
+
 // TestContextHostileSource: files of the package made of deeply nested
 // expressions (just under go/parser's nesting limit, so that go/types
 // checks them), NUL bytes and invalid UTF-8 neither stop the review nor
