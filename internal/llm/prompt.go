@@ -60,7 +60,9 @@ return an empty list.
 The change is shown as diff hunks per file. Every line starts with its line number in the new file,
 then a marker: "+" for a line the change added or modified, " " for unchanged context, and "-" for a
 deleted line, which has no new number. For Go files, the functions the change touches may follow
-whole, numbered and marked the same way, so that you see the code around the change. Report only on lines marked "+": "line" and "end_line" are
+whole, numbered and marked the same way, so that you see the code around the change. A file may end
+with a section "Context (unchanged code, for reference; do not report on it)": definitions the changed
+code uses and callers of the changed functions, lines written "  12 | code", never to report on. Report only on lines marked "+": "line" and "end_line" are
 new-file line numbers of the first and last line of the problem (equal for one line). Use line 0 and
 end_line 0 only for a problem with a changed file as a whole (for example, no test covers it).
 "path" is the file's path exactly as shown after "File:".
@@ -135,16 +137,22 @@ type part struct{ path, text string }
 // characters. A file too large for one request is split between hunks,
 // and a hunk between lines; each part repeats the file's header, and every
 // line keeps its explicit number. A Go file that fits in one request whole
-// with them also shows the functions the change touches whole.
+// with them also shows the functions the change touches whole, and a file
+// that fits ends with the unchanged code its changed lines use
+// (codeContext) within a share of the budget.
 func (e *Engine) parts(ctx context.Context, c *change.Change, budget int) []part {
 	var parts []part
+	cc := newCodeContext(c)
 	for _, f := range c.Files {
 		sections := e.renderFile(f, budget)
-		if len(sections) == 1 && strings.HasSuffix(f.Path(), ".go") && f.Status != change.StatusDeleted && !f.Binary && len(f.Hunks) > 0 {
+		if len(sections) == 1 && f.Status != change.StatusDeleted && !f.Binary && len(f.Hunks) > 0 {
 			if src, err := c.ReadFile(ctx, f.Path()); err == nil && len(src) <= maxWholeFuncsSource {
-				if funcs := wholeFuncs(f, src); funcs != "" && len(sections[0])+len(funcs) <= budget {
-					sections[0] += funcs
+				if strings.HasSuffix(f.Path(), ".go") {
+					if funcs := wholeFuncs(f, src); funcs != "" && len(sections[0])+len(funcs) <= budget {
+						sections[0] += funcs
+					}
 				}
+				sections[0] += cc.render(ctx, f, src, shownLines(f), min(budget-len(sections[0]), budget*contextShare/100))
 			}
 		}
 		for _, s := range sections {
