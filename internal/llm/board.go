@@ -66,31 +66,19 @@ func (b *Board) Post(name string, findings []specialist.Finding, err error) {
 	}
 }
 
-// wait returns when every built-in engine has reported, when ctx is done,
-// or when sleep(ctx, bound) returns, whichever comes first: the engine's
-// clock times the wait, so a test's clock can end it at once. It returns
-// the specialists whose built-in engine had not reported, sorted; none
-// when the board is complete.
-func (b *Board) wait(ctx context.Context, bound time.Duration, sleep func(context.Context, time.Duration) error) []string {
+// wait returns when every built-in engine has reported, or after bound,
+// or when ctx is done, whichever comes first. It returns the specialists
+// whose built-in engine had not reported, sorted; none when the board is
+// complete.
+func (b *Board) wait(ctx context.Context, bound time.Duration) []string {
 	if b == nil {
 		return nil
 	}
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
 	select {
 	case <-b.done:
-		return nil
-	default:
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the sleep
-	timer := make(chan struct{})
-	go func() {
-		sleep(wctx, bound)
-		close(timer)
-	}()
-	select {
-	case <-b.done:
-	case <-timer:
-	case <-ctx.Done():
+	case <-wctx.Done():
 	}
 	return b.unheard()
 }
@@ -156,7 +144,7 @@ func (e *Engine) awaitBuiltin(ctx context.Context) ([]string, time.Duration) {
 	if dl, ok := ctx.Deadline(); ok {
 		bound = time.Until(dl) / boardWaitShare
 	}
-	return e.board.wait(ctx, bound, e.sleep), bound
+	return e.board.wait(ctx, bound), bound
 }
 
 // withoutKnown drops the model's findings that repeat one the built-in

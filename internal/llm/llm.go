@@ -591,7 +591,7 @@ func (e *Engine) report(p plan, st *stats, o outcome) string {
 			strings.Join(o.unheard, ", "), seconds(o.waited))
 	}
 	if o.capped > 0 {
-		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
+		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept (--llm-max-findings-per-file)", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
 	}
 	if o.chunks > 1 {
 		fmt.Fprintf(&b, "; the change was split to fit the model's context of %s tokens (%s)", thousands(p.context), p.contextFrom)
