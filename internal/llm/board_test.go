@@ -27,13 +27,7 @@ func builtinFinding(path string, line int, rule, category, headline string) spec
 // a long one is cut to its room, so the request still fits the context.
 func TestPromptListsBuiltinFindings(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	base := r.commit(map[string]string{"keep.txt": "x\n"})
-	files := map[string]string{}
-	for i := range 6 {
-		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("content of file %d, a line of some length\n", i), 80)
-	}
-	c := r.Change(base, r.commit(files))
+	c := sixFilesChange(t)
 
 	board := NewBoard(specialist.Security, specialist.Logic)
 	board.Post(specialist.Security, []specialist.Finding{

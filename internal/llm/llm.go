@@ -309,7 +309,9 @@ func (e *Engine) Name() string { return e.name }
 // that fits the context window, and returns the findings that land on the
 // change's added or modified lines (or on a changed file as a whole). It
 // tells the review (specialist.Note) how large the prompt was and how long
-// the model took; when it fails, the error is a *Failure.
+// the model took; when it fails, the error is a *Failure. With a Board it
+// first waits, within a bound, for the review's built-in engines, so that
+// the model is told what they found (see awaitBuiltin and withoutKnown).
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		// Stop a little before the specialist's time limit, so that the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/review"
@@ -24,6 +25,18 @@ func Same(a int) bool {
 	return a == a
 }
 `
+
+// sameAppChange is a pull request that adds sameApp to a Go module.
+func sameAppChange(t *testing.T) *change.Change {
+	t.Helper()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{"app.go": sameApp})
+	r.Commit("feature")
+	return prChange(t, r, "main", "feature")
+}
 
 // chatServer is an OpenAI-compatible chat-completions endpoint on loopback
 // whose every answer is content.
@@ -51,13 +64,7 @@ func chatServer(t *testing.T, content string) string {
 // (TestLLMRepeatOfBuiltinDropped).
 func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
-	r.Commit("base")
-	r.Git("checkout", "-q", "-b", "feature")
-	r.Write(map[string]string{"app.go": sameApp})
-	r.Commit("feature")
-	c := prChange(t, r, "main", "feature")
+	c := sameAppChange(t)
 
 	for _, tc := range []struct {
 		name     string
@@ -116,13 +123,7 @@ func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 // repeat.
 func TestLLMRepeatOfBuiltinDropped(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
-	r.Commit("base")
-	r.Git("checkout", "-q", "-b", "feature")
-	r.Write(map[string]string{"app.go": sameApp})
-	r.Commit("feature")
-	c := prChange(t, r, "main", "feature")
+	c := sameAppChange(t)
 	answer, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
 		"path": "app.go", "line": 4, "end_line": 4, "severity": "high", "category": "logic",
 		"headline": "compares a with itself", "body": "a == a is always true.", "quote": "return a == a", "suggested_replacement": nil,
