@@ -20,7 +20,7 @@ import (
 type llmFlags struct {
 	baseURL, model, keyEnv, keyHeader, responseFormat, maxTokensField string
 	timeout                                                           time.Duration
-	contextTokens, maxTokens                                          int
+	contextTokens, maxTokens, maxFindingsPerFile                      int
 }
 
 func (f *llmFlags) add(fs *flag.FlagSet) {
@@ -33,6 +33,7 @@ func (f *llmFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.maxTokensField, "llm-max-tokens-field", llm.MaxTokens, "max_tokens or max_completion_tokens, as quorum review's --llm-max-tokens-field")
 	fs.IntVar(&f.contextTokens, "llm-context-tokens", 0, "the model's context window in tokens; 0: ask the server, else 32000")
 	fs.IntVar(&f.maxTokens, "llm-max-tokens", 0, "the most tokens one answer may have; 0: the engine's default")
+	fs.IntVar(&f.maxFindingsPerFile, "llm-max-findings-per-file", llm.DefaultMaxFindingsPerFile, "the most findings the LLM engine of one specialist may report on one file, as quorum review's --llm-max-findings-per-file")
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -58,6 +59,9 @@ func (f *llmFlags) check() error {
 	if f.timeout <= 0 || f.contextTokens < 0 || f.maxTokens < 0 {
 		return usageError{errors.New("--llm-timeout, --llm-context-tokens, --llm-max-tokens: want a positive duration and numbers of tokens not below 0")}
 	}
+	if f.maxFindingsPerFile < 1 {
+		return usageError{fmt.Errorf("--llm-max-findings-per-file: want a number of findings, 1 or more, got %d", f.maxFindingsPerFile)}
+	}
 	if _, err := llm.New(f.config(""), "logic"); err != nil {
 		return usageError{fmt.Errorf("--llm-*: %w", err)}
 	}
@@ -69,7 +73,7 @@ func (f *llmFlags) config(key string) llm.Config {
 	return llm.Config{
 		BaseURL: f.baseURL, Model: f.model, APIKey: key, APIKeyHeader: f.keyHeader,
 		Timeout: f.timeout, ResponseFormat: f.responseFormat, MaxTokensField: f.maxTokensField,
-		ContextTokens: f.contextTokens, MaxTokens: f.maxTokens,
+		ContextTokens: f.contextTokens, MaxTokens: f.maxTokens, MaxFindingsPerFile: f.maxFindingsPerFile,
 	}
 }
 
@@ -84,5 +88,6 @@ func (f *llmFlags) args() []string {
 		"--llm-api-key-header", f.keyHeader, "--llm-timeout", f.timeout.String(),
 		"--llm-response-format", f.responseFormat, "--llm-max-tokens-field", f.maxTokensField,
 		"--llm-context-tokens", strconv.Itoa(f.contextTokens), "--llm-max-tokens", strconv.Itoa(f.maxTokens),
+		"--llm-max-findings-per-file", strconv.Itoa(f.maxFindingsPerFile),
 	}
 }

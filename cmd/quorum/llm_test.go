@@ -134,7 +134,8 @@ const noFindings = `{"findings": []}`
 
 // llmRepo's change adds an AWS key to a config file (the built-in security
 // engine finds it on line 3) and a Python query built by concatenation on
-// line 4 of db/users.py (which only the LLM double reports). The base's
+// line 4 of db/users.py (which ruff's S608 finds too; the LLM double
+// reports there what no built-in engine does, llmOnlyHeadline). The base's
 // .quorum.yaml gives an instruction for db/**; the head's changes it, which
 // must not count.
 func llmRepo(t *testing.T) string {
@@ -156,6 +157,11 @@ func llmRepo(t *testing.T) string {
 var llmRepoLines = map[string]string{
 	"db/users.py:4": `    return conn.execute("SELECT * FROM users WHERE name = '" + name + "'")`,
 }
+
+// llmOnlyHeadline is the LLM double's finding on db/users.py:4 that no
+// built-in engine reports: a model's repeat of a built-in finding would be
+// dropped.
+const llmOnlyHeadline = "find returns a cursor, not the user it looks for"
 
 const llmKey = "sk-test-0123456789abcdefSECRET"
 
@@ -209,7 +215,7 @@ func TestReviewLLMFinding(t *testing.T) {
 				if sp != specialist.Security {
 					return 200, noFindings
 				}
-				a := findingsAnswer("db/users.py", 4, "high", "security", "SQL query built by string concatenation")
+				a := findingsAnswer("db/users.py", 4, "high", "logic", llmOnlyHeadline)
 				if tc.fenced {
 					a = "```json\n" + a + "\n```"
 				}
@@ -226,7 +232,7 @@ func TestReviewLLMFinding(t *testing.T) {
 			var llmF, builtinF *jsonFinding
 			for i, f := range fs {
 				switch f.Headline {
-				case "SQL query built by string concatenation":
+				case llmOnlyHeadline:
 					llmF = &fs[i]
 				default:
 					if f.Path == "config/app.ini" {
@@ -240,7 +246,8 @@ func TestReviewLLMFinding(t *testing.T) {
 			if builtinF == nil || builtinF.Specialist != "security" || builtinF.Line != 3 {
 				t.Errorf("built-in finding = %+v, want the AWS key at config/app.ini:3; findings %+v", builtinF, fs)
 			}
-			if !strings.Contains(summary, "security 2") {
+			// The AWS key, ruff's S608 and the model's finding.
+			if !strings.Contains(summary, "security 3") {
 				t.Errorf("summary does not count both engines' findings under security once:\n%s", summary)
 			}
 			if !strings.Contains(errOut, "security (built-in + LLM)") {
@@ -309,6 +316,64 @@ func TestReviewLLMDefaultServesEveryEnabled(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "with logic (LLM), tests (LLM)") || !strings.Contains(errOut, "QUORUM_LLM_API_KEY is empty") {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// TestReviewLLMKnownFindings: the security model is told, under the
+// change, what the built-in engines report (the AWS key, ruff's S608); its
+// repeats of them are dropped, and --llm-max-findings-per-file caps what is
+// left; the engine's note counts both.
+func TestReviewLLMKnownFindings(t *testing.T) {
+	t.Parallel()
+	dir := llmRepo(t)
+	d := newChatDouble(t, func(sp string) (int, string) {
+		if sp != specialist.Security {
+			return 200, noFindings
+		}
+		f := func(path string, line int, severity, category, headline, quote string) map[string]any {
+			return map[string]any{"path": path, "line": line, "end_line": line, "severity": severity, "category": category,
+				"headline": headline, "body": "Fix it.", "quote": quote, "suggested_replacement": nil}
+		}
+		b, _ := json.Marshal(map[string]any{"findings": []any{
+			f("config/app.ini", 3, "critical", "security", "AWS access key committed to the repository", "access_key_id = AKIAIOSFODNN7EXAMPLA"),
+			f("db/users.py", 4, "high", "security", "SQL query built by string concatenation", llmRepoLines["db/users.py:4"]),
+			f("db/users.py", 4, "high", "logic", llmOnlyHeadline, llmRepoLines["db/users.py:4"]),
+			f("db/users.py", 3, "low", "logic", "find takes any name", "def find(conn, name):"),
+		}})
+		return 200, string(b)
+	})
+	out, errOut, code := reviewRunEnv(t, env(), "--repo", dir, "--format", "json", "--fail-on", "never",
+		"--llm-base-url", d.baseURL(), "--llm-model", "m", "--llm-specialists", "security", "--llm-max-findings-per-file", "1")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	reqs := d.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	list := regexp.MustCompile(`(?m)^Already reported by quorum's built-in analyzers on these files \(do not report these again\):\n- config/app\.ini:3 gitleaks:\S+: .+\n- db/users\.py:4 ruff:S608: .+$`)
+	if !list.MatchString(reqs[0].User) || !strings.Contains(reqs[0].System, "do not report them again") {
+		t.Errorf("the model is not told of the built-in findings:\nsystem:\n%s\nuser:\n%s", reqs[0].System, reqs[0].User)
+	}
+	summary, fs := reviewFindings(t, out)
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Path+":"+strconv.Itoa(f.Line)+" "+f.Headline)
+	}
+	if len(got) != 3 || !slices.Contains(got, "db/users.py:4 "+llmOnlyHeadline) || !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, "config/app.ini:3 ") }) ||
+		slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, "concatenation") || strings.Contains(g, "any name") }) {
+		t.Errorf("findings %q, want the built-in AWS key and S608 and the model's one finding of its own", got)
+	}
+	for _, want := range []string{
+		"2 of the model's findings were dropped: the built-in engines already report them",
+		"1 finding beyond 1 per file was left out, the most severe kept (--llm-max-findings-per-file)",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary does not say %q:\n%s", want, summary)
+		}
+	}
+	if strings.Contains(summary, "Also found by") {
+		t.Errorf("the model's repeat reached synthesis:\n%s", summary)
 	}
 }
 
@@ -454,6 +519,7 @@ func TestReviewLLMFlagErrors(t *testing.T) {
 		{"max tokens negative", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens", "-5"}, env(), "--llm-max-tokens: want 0 (the default) or a number of tokens"},
 		{"context too small for the answer", []string{"--llm-base-url", d.baseURL(), "--llm-context-tokens", "2000", "--llm-max-tokens", "1900"}, env(), "--llm-context-tokens, --llm-max-tokens: the model's context of 2000 tokens (configured) leaves too little room"},
 		{"max tokens per review negative", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-per-review", "-1"}, env(), "--llm-max-tokens-per-review: want 0 (no bound) or a number of tokens"},
+		{"max findings per file zero", []string{"--llm-base-url", d.baseURL(), "--llm-max-findings-per-file", "0"}, env(), "--llm-max-findings-per-file: want a number of findings, 1 or more, got 0"},
 		{"max tokens field", []string{"--llm-base-url", d.baseURL(), "--llm-max-tokens-field", "tokens"}, env(), "--llm-max-tokens-field: want max_completion_tokens or max_tokens"},
 		{"timeout zero", []string{"--llm-base-url", d.baseURL(), "--llm-timeout", "0s"}, env(), "--llm-timeout: want a positive duration"},
 		{"timeout not a duration", []string{"--llm-timeout", "soon"}, env(), "llm-timeout"},
@@ -486,7 +552,7 @@ func TestReviewLLMHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field", "llm-context-tokens", "llm-max-tokens", "llm-max-tokens-per-review"} {
+	for _, f := range []string{"llm-base-url", "llm-model", "llm-api-key-env", "llm-specialists", "llm-mode", "llm-timeout", "llm-response-format", "llm-max-tokens-field", "llm-context-tokens", "llm-max-tokens", "llm-max-tokens-per-review", "llm-max-findings-per-file"} {
 		envVar := "QUORUM_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
 		if !regexp.MustCompile(`(?m)^  --` + f + `\b.*\n      \S.*env ` + envVar + `\)$`).MatchString(out) {
 			t.Errorf("help has no documented --%s with env %s:\n%s", f, envVar, out)
@@ -504,7 +570,7 @@ func TestServeLLM(t *testing.T) {
 	d := newChatDouble(t, func(sp string) (int, string) {
 		switch sp {
 		case specialist.Security:
-			return 200, findingsAnswer("db/users.py", 4, "high", "security", "SQL query built by string concatenation")
+			return 200, findingsAnswer("db/users.py", 4, "high", "logic", llmOnlyHeadline)
 		case specialist.Logic:
 			return 500, "the server had an error"
 		}
@@ -521,7 +587,7 @@ func TestServeLLM(t *testing.T) {
 	// The finding says which model made it, in the stored provenance.
 	for _, f := range full["findings"].([]any) {
 		f := f.(map[string]any)
-		if f["path"] != "db/users.py" {
+		if f["headline"] != llmOnlyHeadline {
 			continue
 		}
 		p, _ := f["provenance"].(map[string]any)

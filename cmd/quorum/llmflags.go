@@ -23,7 +23,7 @@ type llmFlags struct {
 	baseURL, model, keyEnv, keyHeader, specialists, mode, responseFormat, maxTokensField *string
 	timeout                                                                              *time.Duration
 	stream                                                                               *bool
-	contextTokens, maxTokens, maxTokensPerReview                                         *int
+	contextTokens, maxTokens, maxTokensPerReview, maxFindingsPerFile                     *int
 }
 
 func addLLMFlags(c *command) *llmFlags {
@@ -53,6 +53,8 @@ func addLLMFlags(c *command) *llmFlags {
 			"the most tokens one answer may have; 0: 4096, or a quarter of a context too small for that"),
 		maxTokensPerReview: c.Int("llm-max-tokens-per-review", "QUORUM_LLM_MAX_TOKENS_PER_REVIEW", llm.DefaultMaxTokensPerReview,
 			"the most tokens, prompts and answers together, that the requests of one review may take, shared by its specialists (the server's counts, else estimates); a request that could pass it is not sent, and the review's engine notes say so. 0: no bound"),
+		maxFindingsPerFile: c.Int("llm-max-findings-per-file", "QUORUM_LLM_MAX_FINDINGS_PER_FILE", llm.DefaultMaxFindingsPerFile,
+			"the most findings the LLM engine of one specialist may report on one file in one review; the most severe are kept, and the engine's notes count the rest"),
 	}
 }
 
@@ -95,6 +97,9 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 	}
 	if *f.maxTokensPerReview < 0 {
 		return nil, usageError{fmt.Errorf("--llm-max-tokens-per-review: want 0 (no bound) or a number of tokens, got %d", *f.maxTokensPerReview)}
+	}
+	if *f.maxFindingsPerFile < 1 {
+		return nil, usageError{fmt.Errorf("--llm-max-findings-per-file: want a number of findings, 1 or more, got %d", *f.maxFindingsPerFile)}
 	}
 	if *f.maxTokensField != llm.MaxCompletionTokens && *f.maxTokensField != llm.MaxTokens {
 		return nil, usageError{fmt.Errorf("--llm-max-tokens-field: want %s or %s, got %q", llm.MaxCompletionTokens, llm.MaxTokens, *f.maxTokensField)}
@@ -146,6 +151,8 @@ func (f *llmFlags) settings(getenv func(string) string) (*llmSettings, error) {
 		MaxTokensField: *f.maxTokensField,
 		ContextTokens:  *f.contextTokens,
 		MaxTokens:      *f.maxTokens,
+
+		MaxFindingsPerFile: *f.maxFindingsPerFile,
 	}
 	// A context and answer that cannot fit together are a usage error
 	// now, not a failure in every review.

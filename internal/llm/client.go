@@ -159,7 +159,7 @@ func (e *Engine) complete(ctx context.Context, ch chunk, label string, p plan, s
 	for attempt := 1; ; attempt++ {
 		format, field := e.servers.protocol(e.facts)
 		stream := e.servers.streams(e.facts)
-		msgs := e.messages(ch, format)
+		msgs := e.messages(ch, format, p.known)
 		// The most the request can take of the review's budget: its
 		// prompt, in the server's tokens as far as they are known, and
 		// the longest answer asked for.

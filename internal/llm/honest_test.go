@@ -162,13 +162,7 @@ func TestBudgetSharedByEngines(t *testing.T) {
 // the files sent count as analysed.
 func TestBudgetStopsChunks(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	base := r.commit(map[string]string{"keep.txt": "x\n"})
-	files := map[string]string{}
-	for i := range 6 {
-		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("content of file %d, a line of some length\n", i), 80)
-	}
-	c := r.Change(base, r.commit(files))
+	c := sixFilesChange(t)
 	f := newFakeAPI(t)
 	// The first answer takes the whole budget.
 	f.handle = usageReply(9990, 10)

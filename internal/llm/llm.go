@@ -189,6 +189,13 @@ func WithBudget(b *Budget) Option {
 	return func(e *Engine) { e.budget = b }
 }
 
+// WithBoard has the engine wait for the built-in engines' findings on the
+// board before it asks the model, tell the model of them, and drop the
+// model's repeats of them: one board per review (see Wire).
+func WithBoard(b *Board) Option {
+	return func(e *Engine) { e.board = b }
+}
+
 // WithFocus replaces the specialist's description of what it looks for in
 // the system prompt: the way to give a specialist other than the built-in
 // four a precise brief.
@@ -207,6 +214,7 @@ type Engine struct {
 	facts        *serverFacts
 	budget       *Budget
 	cache        ResultCache
+	board        *Board
 	// answerDefault: Config.MaxTokens was not given, so a small context
 	// may lower it.
 	answerDefault bool
@@ -308,9 +316,10 @@ func (e *Engine) Name() string { return e.name }
 // that fits the context window, and returns the findings that land on the
 // change's added or modified lines (or on a changed file as a whole). It
 // tells the review (specialist.Note) how large the prompt was and how long
-// the model took; when it fails, the error is a *Failure.
+// the model took; when it fails, the error is a *Failure. With a Board it
+// first waits, within a bound, for the review's built-in engines, so that
+// the model is told what they found (see awaitBuiltin and withoutKnown).
 func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Finding, error) {
-	st := &stats{start: e.now()}
 	if dl, ok := ctx.Deadline(); ok {
 		// Stop a little before the specialist's time limit, so that the
 		// review learns this engine's own account of it (how large the
@@ -321,6 +330,9 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
 		defer cancel()
 	}
+	// The model is told what the built-in engines found, so they go first.
+	unheard, waited := e.awaitBuiltin(ctx)
+	st := &stats{start: e.now()}
 	o, p, err := e.review(ctx, c, st)
 	if err != nil && e.learnContext(err, p) {
 		// The server named a smaller context than the review was planned
@@ -332,6 +344,7 @@ func (e *Engine) Review(ctx context.Context, c *change.Change) ([]specialist.Fin
 	if err != nil {
 		return nil, e.failure(ctx, err, p, st)
 	}
+	o.unheard, o.waited = unheard, waited
 	// The files that went to the model, whole or in parts, were analysed.
 	deleted := map[string]bool{}
 	for _, f := range c.Files {
@@ -356,8 +369,13 @@ type outcome struct {
 	// results came from the cache (WithResultCache).
 	sent, reused []string
 	// unquoted counts the findings dropped because their quoted code is
-	// not where they say, capped those left out for the cap per file.
-	unquoted, capped int
+	// not where they say, capped those left out for the cap per file,
+	// repeated those dropped because a built-in engine reports them.
+	unquoted, capped, repeated int
+	// unheard are the specialists whose built-in engine had not reported
+	// when the engine stopped waiting for them, after waited.
+	unheard []string
+	waited  time.Duration
 }
 
 // review plans the requests for the context window and makes them. A
@@ -429,7 +447,8 @@ func (e *Engine) review(ctx context.Context, c *change.Change, st *stats) (outco
 		return o, p, errOverBudget
 	}
 	e.toCache(ctx, c, cached, chunks, results)
-	o.findings, o.capped = capPerFile(dedupe(all), e.cfg.MaxFindingsPerFile)
+	o.findings, o.repeated = e.withoutKnown(dedupe(all))
+	o.findings, o.capped = capPerFile(o.findings, e.cfg.MaxFindingsPerFile)
 	return o, p, nil
 }
 
@@ -486,8 +505,9 @@ type plan struct {
 	// was not given and the default would leave no room for a prompt, a
 	// quarter of the context.
 	answer int
-	// budget is how many characters of diff one request may carry.
-	budget int
+	// budget is how many characters of diff one request may carry, and
+	// known how many its list of what the built-in engines report.
+	budget, known int
 	// ratio is the server's token ratio the budget was made with.
 	ratio float64
 }
@@ -503,6 +523,10 @@ func (e *Engine) plan(window int, from string) (plan, error) {
 	if p.budget < minimumPromptBudget {
 		return p, fmt.Errorf("the model's context of %d tokens (%s) leaves too little room for a prompt beside answers of %d tokens: serve the model with a larger context", window, from, p.answer)
 	}
+	// The list of what the built-in engines report takes its room from
+	// the diff's, so that a request still fits the window.
+	p.known = e.knownRoom(p.budget)
+	p.budget -= p.known
 	return p, nil
 }
 
@@ -597,8 +621,15 @@ func (e *Engine) report(p plan, st *stats, o outcome) string {
 	if o.unquoted > 0 {
 		fmt.Fprintf(&b, "; %s: %s quoted code is not in the change", droppedFindings(o.unquoted), its(o.unquoted))
 	}
+	if o.repeated > 0 {
+		fmt.Fprintf(&b, "; %s: the built-in engines already report them", droppedFindings(o.repeated))
+	}
+	if len(o.unheard) > 0 {
+		fmt.Fprintf(&b, "; the built-in engines of %s had not finished after %s, a third of the LLM engine's time, so the model was not told all they report and may repeat it",
+			strings.Join(o.unheard, ", "), seconds(o.waited))
+	}
 	if o.capped > 0 {
-		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
+		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept (--llm-max-findings-per-file)", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
 	}
 	if o.chunks > 1 {
 		fmt.Fprintf(&b, "; the change was split to fit the model's context of %s tokens (%s)", thousands(p.context), p.contextFrom)

@@ -583,15 +583,22 @@ func writeRaw(w http.ResponseWriter, body string) {
 	w.Write([]byte(body))
 }
 
-func TestChunkFailureFailsTheReview(t *testing.T) {
-	t.Parallel()
+// sixFilesChange adds six text files of about 3 KB each: a change a
+// context of 3000 tokens splits into several requests.
+func sixFilesChange(t *testing.T) *change.Change {
+	t.Helper()
 	r := newRepo(t)
 	base := r.commit(map[string]string{"keep.txt": "x\n"})
 	files := map[string]string{}
 	for i := range 6 {
 		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("content of file %d, a line of some length\n", i), 80)
 	}
-	c := r.Change(base, r.commit(files))
+	return r.Change(base, r.commit(files))
+}
+
+func TestChunkFailureFailsTheReview(t *testing.T) {
+	t.Parallel()
+	c := sixFilesChange(t)
 	f := newFakeAPI(t)
 	f.handle = func(w http.ResponseWriter, _ *http.Request, req map[string]any) {
 		if strings.Contains(seenRequest{Body: req}.user(), "(part 2 of") {

@@ -48,11 +48,29 @@ func (w Wiring) Serves(name string) bool {
 // specialist without a built-in engine (missing) is served by the LLM
 // engine alone. The repository's per-path instructions go into every
 // prompt. It returns the specialists and those still missing. Call it once
-// per review: its engines share one token budget.
+// per review: its engines share one token budget, and one Board of the
+// review's built-in engines' findings, to which every built-in engine
+// posts (those the LLM engine does not serve too).
 func (w Wiring) Wire(specs []specialist.Specialist, missing []string, instructions []Instruction) ([]specialist.Specialist, []string, error) {
 	budget := NewBudget(w.MaxTokensPerReview)
+	// The built-in engines that will run beside an LLM engine: those of
+	// the specialists it serves in ModeAlso, and those it does not serve.
+	// A specialist the LLM engine serves alone has none to wait for.
+	var builtins []string
+	llmUsed := slices.ContainsFunc(missing, w.Serves)
+	for _, sp := range specs {
+		served := w.Serves(sp.Name())
+		llmUsed = llmUsed || served
+		if !served || w.Mode != ModeInstead {
+			builtins = append(builtins, sp.Name())
+		}
+	}
+	var board *Board
+	if llmUsed && len(builtins) > 0 {
+		board = NewBoard(builtins...)
+	}
 	engine := func(name string) (*Engine, error) {
-		opts := append([]Option{WithInstructions(instructions), WithBudget(budget)}, w.Options...)
+		opts := append([]Option{WithInstructions(instructions), WithBudget(budget), WithBoard(board)}, w.Options...)
 		e, err := New(w.Config, name, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("LLM engine for %s: %w", name, err)
@@ -62,6 +80,9 @@ func (w Wiring) Wire(specs []specialist.Specialist, missing []string, instructio
 	out := make([]specialist.Specialist, 0, len(specs)+len(missing))
 	for _, sp := range specs {
 		if !w.Serves(sp.Name()) {
+			if board != nil {
+				sp = &posting{Specialist: sp, board: board}
+			}
 			out = append(out, sp)
 			continue
 		}
@@ -72,7 +93,7 @@ func (w Wiring) Wire(specs []specialist.Specialist, missing []string, instructio
 		if w.Mode == ModeInstead {
 			out = append(out, e)
 		} else {
-			out = append(out, &Also{Builtin: sp, LLM: e})
+			out = append(out, &Also{Builtin: sp, LLM: e, board: board})
 		}
 	}
 	var still []string
@@ -103,9 +124,11 @@ func (w Wiring) Wire(specs []specialist.Specialist, missing []string, instructio
 //
 // Both engines run at once, and both stop a little before the pipeline's
 // time limit for the specialist, so that one engine's findings are not lost
-// because the other ran out of time.
+// because the other ran out of time. When the built-in engine is done, its
+// findings go to the review's Board (from Wire), for the LLM engines.
 type Also struct {
 	Builtin, LLM specialist.Specialist
+	board        *Board
 }
 
 // Name is the built-in engine's name.
@@ -137,7 +160,10 @@ func (a *Also) Review(ctx context.Context, c *change.Change) ([]specialist.Findi
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { run(a.Builtin, &b) })
+	wg.Go(func() {
+		run(a.Builtin, &b)
+		a.board.Post(a.Name(), b.findings, b.err)
+	})
 	wg.Go(func() { run(a.LLM, &l) })
 	wg.Wait()
 	switch {

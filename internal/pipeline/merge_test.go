@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 	"github.com/quorum-review/quorum/internal/llm"
 	"github.com/quorum-review/quorum/internal/review"
@@ -24,6 +25,18 @@ func Same(a int) bool {
 	return a == a
 }
 `
+
+// sameAppChange is a pull request that adds sameApp to a Go module.
+func sameAppChange(t *testing.T) *change.Change {
+	t.Helper()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "feature")
+	r.Write(map[string]string{"app.go": sameApp})
+	r.Commit("feature")
+	return prChange(t, r, "main", "feature")
+}
 
 // chatServer is an OpenAI-compatible chat-completions endpoint on loopback
 // whose every answer is content.
@@ -45,16 +58,13 @@ func chatServer(t *testing.T, content string) string {
 // a loopback double, report `a == a` in their own words on the same line:
 // synthesis makes one finding of it, at the higher severity, with both
 // engines in its provenance. A model's finding of another category on the
-// line stays apart.
+// line stays apart. The LLM engine here was not told of the built-in
+// finding (an llm.Also without a board, as when the engine's wait for the
+// built-in engines runs out); Wire's engines drop such a repeat themselves
+// (TestLLMRepeatOfBuiltinDropped).
 func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 	t.Parallel()
-	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/app"), "app.go": "package app\n"})
-	r.Commit("base")
-	r.Git("checkout", "-q", "-b", "feature")
-	r.Write(map[string]string{"app.go": sameApp})
-	r.Commit("feature")
-	c := prChange(t, r, "main", "feature")
+	c := sameAppChange(t)
 
 	for _, tc := range []struct {
 		name     string
@@ -72,11 +82,11 @@ func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 				"path": "app.go", "line": tc.llmLine, "end_line": tc.llmLine, "severity": "high", "category": tc.category,
 				"headline": "compares a with itself", "body": "a == a is always true.", "quote": tc.quote, "suggested_replacement": nil,
 			}}})
-			w := llm.Wiring{Config: llm.Config{BaseURL: chatServer(t, string(answer)), Model: "test-model"}}
-			specs, _, err := w.Wire([]specialist.Specialist{logic.New(goanalysistest.Loader())}, nil, nil)
+			e, err := llm.New(llm.Config{BaseURL: chatServer(t, string(answer)), Model: "test-model"}, specialist.Logic)
 			if err != nil {
 				t.Fatal(err)
 			}
+			specs := []specialist.Specialist{&llm.Also{Builtin: logic.New(goanalysistest.Loader()), LLM: e}}
 			o := opts()
 			o.Quorum = 1
 			res := Run(context.Background(), c, specs, o)
@@ -104,5 +114,36 @@ func TestBuiltinAndLLMFindingMerge(t *testing.T) {
 				t.Errorf("body does not name the other engine: %q", f.Body)
 			}
 		})
+	}
+}
+
+// TestLLMRepeatOfBuiltinDropped: wired by Wire, the LLM engine is told of
+// staticcheck's SA4000 on `a == a` and drops its own report of it: the
+// review has the built-in finding alone, and the engine's note counts the
+// repeat.
+func TestLLMRepeatOfBuiltinDropped(t *testing.T) {
+	t.Parallel()
+	c := sameAppChange(t)
+	answer, _ := json.Marshal(map[string]any{"findings": []any{map[string]any{
+		"path": "app.go", "line": 4, "end_line": 4, "severity": "high", "category": "logic",
+		"headline": "compares a with itself", "body": "a == a is always true.", "quote": "return a == a", "suggested_replacement": nil,
+	}}})
+	w := llm.Wiring{Config: llm.Config{BaseURL: chatServer(t, string(answer)), Model: "test-model"}}
+	specs, _, err := w.Wire([]specialist.Specialist{logic.New(goanalysistest.Loader())}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := opts()
+	o.Quorum = 1
+	res := Run(context.Background(), c, specs, o)
+	if !res.Completed() {
+		t.Fatalf("review failed: %s", res.Reason)
+	}
+	fs := res.Review.Findings
+	if len(fs) != 1 || fs[0].Rule != "staticcheck:SA4000" || fs[0].Model != "" || strings.Contains(fs[0].Body, "Also found by") {
+		t.Fatalf("findings %+v, want staticcheck's alone", fs)
+	}
+	if !strings.Contains(res.Review.Summary, "1 of the model's findings was dropped: the built-in engines already report them") {
+		t.Errorf("summary does not count the dropped repeat:\n%s", res.Review.Summary)
 	}
 }
