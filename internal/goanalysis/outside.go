@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/types"
 	"reflect"
+	"slices"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
@@ -47,6 +48,9 @@ type checkRun struct {
 	// dependency's syntax can (release.go).
 	readers readers
 	deps    map[*types.Package]*depPasses
+	// after are requirements added to analyzers for the order of the
+	// IR's and SSA's builds (ordered).
+	after map[*analysis.Analyzer][]*analysis.Analyzer
 }
 
 // newCheckRun prepares a check of analyzers over pkgs, whose packages
@@ -54,15 +58,17 @@ type checkRun struct {
 // facts. With last (no later check reads the dependencies' syntax), a
 // dependency's syntax is dropped when its last pass ends.
 func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool) *checkRun {
+	after := ordered(analyzers)
 	c := &checkRun{
-		readers: newReaders(analyzers, pkgs),
+		after:   after,
+		readers: newReaders(analyzers, pkgs, after),
 		outside: map[*types.Package]bool{},
 		keep:    map[*analysis.Analyzer]bool{},
 		copies:  map[*analysis.Analyzer]*analysis.Analyzer{},
 		orig:    map[*analysis.Analyzer]*analysis.Analyzer{},
 	}
 	for _, a := range declarationFacts {
-		withRequired(c.keep, a)
+		withRequired(c.keep, a, nil)
 	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.Types != nil && !inside(root, firstFile(p)) {
@@ -88,9 +94,9 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	}
 	w := *a
 	c.copies[a], c.orig[&w] = &w, a
-	w.Requires = make([]*analysis.Analyzer, len(a.Requires))
-	for i, r := range a.Requires {
-		w.Requires[i] = c.wrap(r)
+	w.Requires = nil
+	for _, r := range slices.Concat(a.Requires, c.after[a]) {
+		w.Requires = append(w.Requires, c.wrap(r))
 	}
 	// The checker runs on dependencies only the analyzers with facts and
 	// what they require; all but those of keep are skipped there. A
@@ -103,7 +109,7 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 			d.started(pass)
 			defer d.ended()
 		}
-		if skip && c.outside[pass.Pkg] {
+		if skip && c.outside[pass.Pkg] || c.readers.onlyForOrder[a] && !c.readers.given[pass.Pkg] {
 			read(pass.ResultOf)
 			var zero any
 			if a.ResultType != nil {
@@ -153,13 +159,14 @@ func runGuarded(a *analysis.Analyzer, pass *analysis.Pass) (res any, err error) 
 	return a.Run(pass)
 }
 
-// withRequired adds a and the analyzers it requires, transitively, to set.
-func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer) {
+// withRequired adds a and the analyzers it requires, transitively, to set,
+// with the requirements after adds.
+func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer, after map[*analysis.Analyzer][]*analysis.Analyzer) {
 	if set[a] {
 		return
 	}
 	set[a] = true
-	for _, r := range a.Requires {
-		withRequired(set, r)
+	for _, r := range slices.Concat(a.Requires, after[a]) {
+		withRequired(set, r, after)
 	}
 }
