@@ -5,6 +5,7 @@ import (
 	"go/types"
 	"reflect"
 	"slices"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
@@ -51,6 +52,16 @@ type checkRun struct {
 	// after are requirements added to analyzers for the order of the
 	// IR's and SSA's builds (ordered).
 	after map[*analysis.Analyzer][]*analysis.Analyzer
+	// orderOnly are the analyzers after adds as requirements, and
+	// failed their passes that failed, by failure.
+	orderOnly map[*analysis.Analyzer]bool
+	failed    sync.Map
+}
+
+// failure names an analyzer's pass on a package.
+type failure struct {
+	a   *analysis.Analyzer
+	pkg *types.Package
 }
 
 // newCheckRun prepares a check of analyzers over pkgs, whose packages
@@ -60,15 +71,21 @@ type checkRun struct {
 func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool) *checkRun {
 	after := ordered(analyzers)
 	c := &checkRun{
-		after:   after,
-		readers: newReaders(analyzers, pkgs, after),
-		outside: map[*types.Package]bool{},
-		keep:    map[*analysis.Analyzer]bool{},
-		copies:  map[*analysis.Analyzer]*analysis.Analyzer{},
-		orig:    map[*analysis.Analyzer]*analysis.Analyzer{},
+		after:     after,
+		orderOnly: map[*analysis.Analyzer]bool{},
+		readers:   newReaders(analyzers, pkgs, after),
+		outside:   map[*types.Package]bool{},
+		keep:      map[*analysis.Analyzer]bool{},
+		copies:    map[*analysis.Analyzer]*analysis.Analyzer{},
+		orig:      map[*analysis.Analyzer]*analysis.Analyzer{},
 	}
 	for _, a := range declarationFacts {
 		withRequired(c.keep, a, nil)
+	}
+	for _, order := range after {
+		for _, a := range order {
+			c.orderOnly[a] = true
+		}
 	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.Types != nil && !inside(root, firstFile(p)) {
@@ -98,13 +115,49 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	for _, r := range slices.Concat(a.Requires, c.after[a]) {
 		w.Requires = append(w.Requires, c.wrap(r))
 	}
+	run := c.runOf(a)
+	w.ResultType = heldType
+	w.Run = func(pass *analysis.Pass) (any, error) {
+		if !c.orderOnly[a] {
+			return run(pass)
+		}
+		// A failure of a requirement added for the order only is kept
+		// from the checker, which would skip the SSA builder and its
+		// readers after it; the analyzers that really read a's result
+		// fail instead, on this package (inputs) and, through facts,
+		// on the packages importing it, as the checker would have
+		// failed them.
+		key := failure{a, pass.Pkg}
+		for _, imp := range pass.Pkg.Imports() {
+			if err, failed := c.failed.Load(failure{a, imp}); len(a.FactTypes) > 0 && failed {
+				if d := c.deps[pass.Pkg]; d != nil {
+					d.started(pass)
+					d.ended()
+				}
+				read(pass.ResultOf)
+				c.failed.Store(key, err)
+				return &held{failed: fmt.Errorf("failed prerequisites: %s@%s", a.Name, imp.Path())}, nil
+			}
+		}
+		res, err := run(pass)
+		if err != nil {
+			c.failed.Store(key, err)
+			return &held{failed: err}, nil
+		}
+		return res, nil
+	}
+	return &w
+}
+
+// runOf returns the Run of the check's copy of a, which the checker sees
+// fail as a does.
+func (c *checkRun) runOf(a *analysis.Analyzer) func(*analysis.Pass) (any, error) {
 	// The checker runs on dependencies only the analyzers with facts and
 	// what they require; all but those of keep are skipped there. A
 	// skipped pass returns its result type's zero value, which an
 	// interface type has not: such an analyzer always runs.
 	skip := !c.keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
-	w.ResultType = heldType
-	w.Run = func(pass *analysis.Pass) (any, error) {
+	return func(pass *analysis.Pass) (any, error) {
 		if d := c.deps[pass.Pkg]; d != nil {
 			d.started(pass)
 			defer d.ended()
@@ -120,7 +173,7 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 		own := *pass
 		own.Analyzer = a
 		var err error
-		if own.ResultOf, err = inputs(pass.ResultOf, c.orig); err != nil {
+		if own.ResultOf, err = inputs(pass.ResultOf, c.orig, c.after[a]); err != nil {
 			read(pass.ResultOf)
 			return nil, err
 		}
@@ -146,7 +199,6 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 		}
 		return h, nil
 	}
-	return &w
 }
 
 // runGuarded runs a on pass; a panic is a's error.

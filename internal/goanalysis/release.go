@@ -41,6 +41,9 @@ type held struct {
 	// dropped is set when v was dropped; a pass reading it then would be
 	// a miscount, an error rather than a nil result.
 	dropped bool
+	// failed is the error of a pass the checker is not told of (see
+	// checkRun.wrap): its readers fail.
+	failed error
 }
 
 // heldType is the result type of a check's copy of an analyzer.
@@ -219,11 +222,18 @@ func (r readers) hold(a *analysis.Analyzer, pkg *types.Package, v any) *held {
 }
 
 // inputs returns the results a pass reads, by the originals of the
-// analyzers that made them.
-func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
+// analyzers that made them; of those the pass requires for the order only
+// (orderOnly), it reads none, and their failure is not its own.
+func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer, orderOnly []*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
 	own := make(map[*analysis.Analyzer]any, len(resultOf))
 	for r, res := range resultOf {
+		if slices.Contains(orderOnly, orig[r]) {
+			continue
+		}
 		h, ok := res.(*held)
+		if ok && h.failed != nil {
+			return nil, fmt.Errorf("failed prerequisites: %s: %w", orig[r].Name, h.failed)
+		}
 		if !ok || h.dropped {
 			return nil, fmt.Errorf("the result of %s was released before all its readers ran", r.Name)
 		}

@@ -121,11 +121,10 @@ func TestDependencySyntaxDroppedAfterItsPasses(t *testing.T) {
 // IR is no longer alive when the SSA is built; an analyzer reading both
 // still gets both. The checker runs sequentially here, in the order of
 // the analyzers given: the SSA's reader first. A failed reader of the IR
-// makes the SSA's readers fail as after any failed prerequisite rather
-// than wait.
+// fails what reads its result, not the SSA's readers.
 func TestSSABuiltAfterTheIRIsDropped(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ irFails, withBoth bool }{{false, false}, {false, true}, {true, false}} {
+	for _, tc := range []struct{ irFails, withBoth, facts bool }{{false, false, false}, {false, true, false}, {true, false, false}, {true, false, true}} {
 		irFails := tc.irFails
 		p := loadLibAndApp(t)
 		var order []string
@@ -151,6 +150,11 @@ func TestSSABuiltAfterTheIRIsDropped(t *testing.T) {
 				return nil, nil
 			},
 		}
+		if tc.facts {
+			// It fails on lib; on app, which imports lib, the
+			// checker would not run it.
+			irReader.FactTypes = []analysis.Fact{new(orderFact)}
+		}
 		ssaReader := &analysis.Analyzer{
 			Name: "ssareader", Doc: "reads the SSA",
 			Requires: []*analysis.Analyzer{buildssa.Analyzer},
@@ -171,17 +175,29 @@ func TestSSABuiltAfterTheIRIsDropped(t *testing.T) {
 				return nil, nil
 			},
 		}
-		run := []*analysis.Analyzer{ssaReader, irReader}
+		afterIR := &analysis.Analyzer{
+			Name: "afterirreader", Doc: "reads the IR's reader's result",
+			Requires: []*analysis.Analyzer{irReader},
+			Run: func(pass *analysis.Pass) (any, error) {
+				order = append(order, "afterirreader "+pass.Pkg.Name())
+				return nil, nil
+			},
+		}
+		run := []*analysis.Analyzer{ssaReader, irReader, afterIR}
 		if tc.withBoth {
 			run = append(run, both)
 		}
 		results := p.checkOn(run, p.Packages, &checker.Options{Sequential: true}, true)
 		if irFails {
-			if want := []string{"ir app", "irreader app"}; !slices.Equal(order, want) {
-				t.Errorf("a failed reader of the IR: order %q, want %q", order, want)
+			want := []string{"ir app", "irreader app", "ssareader app, IR alive false"}
+			if tc.facts {
+				want = []string{"ir lib", "irreader lib", "ssareader app, IR alive false"}
 			}
-			if results[irReader].err == nil || results[ssaReader].err == nil {
-				t.Errorf("a failed reader of the IR: errors %v and %v, want both", results[irReader].err, results[ssaReader].err)
+			if !slices.Equal(order, want) {
+				t.Errorf("a failed reader of the IR (facts %v): order %q, want %q", tc.facts, order, want)
+			}
+			if results[irReader].err == nil || results[afterIR].err == nil || results[ssaReader].err != nil {
+				t.Errorf("a failed reader of the IR: errors %v, %v and %v, want the first two only", results[irReader].err, results[afterIR].err, results[ssaReader].err)
 			}
 			continue
 		}
@@ -190,10 +206,10 @@ func TestSSABuiltAfterTheIRIsDropped(t *testing.T) {
 				t.Fatalf("%s: %v", a.Name, res.err)
 			}
 		}
-		want := []string{"ir app", "irreader app", "ssareader app, IR alive false"}
+		want := []string{"ir app", "irreader app", "ssareader app, IR alive false", "afterirreader app"}
 		if tc.withBoth {
 			// both keeps the IR until it has run.
-			want = []string{"ir app", "irreader app", "ssareader app, IR alive true", "both app"}
+			want = []string{"ir app", "irreader app", "ssareader app, IR alive true", "afterirreader app", "both app"}
 		}
 		if !slices.Equal(order, want) {
 			t.Errorf("with both %v: order %q, want %q", tc.withBoth, order, want)
