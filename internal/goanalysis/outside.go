@@ -52,9 +52,9 @@ type checkRun struct {
 	// after are requirements added to analyzers for the order of the
 	// IR's and SSA's builds (ordered).
 	after map[*analysis.Analyzer][]*analysis.Analyzer
-	// orderOnly are the analyzers after adds as requirements, and
-	// failed their passes that failed, by failure.
-	orderOnly map[*analysis.Analyzer]bool
+	// waitedFor are the analyzers after adds as requirements; failed
+	// holds the error of each of their passes that failed, by failure.
+	waitedFor map[*analysis.Analyzer]bool
 	failed    sync.Map
 }
 
@@ -72,7 +72,7 @@ func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root 
 	after := ordered(analyzers)
 	c := &checkRun{
 		after:     after,
-		orderOnly: map[*analysis.Analyzer]bool{},
+		waitedFor: map[*analysis.Analyzer]bool{},
 		readers:   newReaders(analyzers, pkgs, after),
 		outside:   map[*types.Package]bool{},
 		keep:      map[*analysis.Analyzer]bool{},
@@ -84,7 +84,7 @@ func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root 
 	}
 	for _, order := range after {
 		for _, a := range order {
-			c.orderOnly[a] = true
+			c.waitedFor[a] = true
 		}
 	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
@@ -118,15 +118,15 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	run := c.runOf(a)
 	w.ResultType = heldType
 	w.Run = func(pass *analysis.Pass) (any, error) {
-		if !c.orderOnly[a] {
+		if !c.waitedFor[a] {
 			return run(pass)
 		}
-		// A failure of a requirement added for the order only is kept
-		// from the checker, which would skip the SSA builder and its
-		// readers after it; the analyzers that really read a's result
-		// fail instead, on this package (inputs) and, through facts,
-		// on the packages importing it, as the checker would have
-		// failed them.
+		// A failure of an analyzer the SSA builder waits for is kept
+		// from the checker, which would skip the builder and the SSA's
+		// readers after it; the analyzers that read a's result fail
+		// instead, on this package (inputs) and, through a's facts, on
+		// the packages importing it, as the checker would have failed
+		// them.
 		key := failure{a, pass.Pkg}
 		for _, imp := range pass.Pkg.Imports() {
 			if err, failed := c.failed.Load(failure{a, imp}); len(a.FactTypes) > 0 && failed {

@@ -103,10 +103,12 @@ func newReaders(analyzers []*analysis.Analyzer, pkgs []*packages.Package, after 
 // together were most of the review's peak. The SSA builder is therefore
 // made to wait for every analyzer of the check that reads the IR (and not
 // the SSA), as a requirement the checker orders like any other: the IR is
-// dropped (its readers all done) before the SSA is built. Should one of
-// those readers fail, the SSA builder and its readers are skipped as
-// after any failed prerequisite, rather than waiting for an IR that is
-// never dropped.
+// dropped (its readers all done) before the SSA is built. Nothing waits
+// for a release, so a reader the checker skips (a failed prerequisite),
+// which never releases the IR, cannot hang the check. A failing reader
+// of the IR is not told to the checker, which would skip the SSA builder
+// and every reader of the SSA after it: checkRun.wrap fails its own
+// readers instead.
 
 // ordered returns the requirements to add to the analyzers of a check of
 // analyzers (by the original analyzer): the readers of the IR, to the SSA
@@ -222,12 +224,12 @@ func (r readers) hold(a *analysis.Analyzer, pkg *types.Package, v any) *held {
 }
 
 // inputs returns the results a pass reads, by the originals of the
-// analyzers that made them; of those the pass requires for the order only
-// (orderOnly), it reads none, and their failure is not its own.
-func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer, orderOnly []*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
+// analyzers that made them; of those the pass only waits for (waited,
+// ordered), it reads none, and their failure is not its own.
+func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer, waited []*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
 	own := make(map[*analysis.Analyzer]any, len(resultOf))
 	for r, res := range resultOf {
-		if slices.Contains(orderOnly, orig[r]) {
+		if slices.Contains(waited, orig[r]) {
 			continue
 		}
 		h, ok := res.(*held)
