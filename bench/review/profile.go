@@ -137,7 +137,7 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 	}
 	var lines []string
 	pprof.StartCPUProfile(cpu2)
-	stopPeak := largestLive()
+	stopPeak := largestLive(filepath.Join(dir, "peak.heap.pprof"))
 	t = time.Now()
 	res := pipeline.Run(ctx, ch, specs, pipeline.Options{Progress: func(p pipeline.Progress) {
 		if p.Stage != pipeline.StageStarted {
@@ -145,7 +145,7 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 		}
 	}})
 	runTime := time.Since(t)
-	peakLive := stopPeak()
+	peakLive, peakProfiled := stopPeak()
 	pprof.StopCPUProfile()
 	cpu2.Close()
 	var ms2 runtime.MemStats
@@ -155,13 +155,17 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 		f.Close()
 	}
 
+	peakNote := " (its heap profile: peak.heap.pprof)"
+	if !peakProfiled {
+		peakNote = " (no collection after it: no profile of it, see analyze.heap.pprof)"
+	}
 	fmt.Fprintf(w, "\nIn-process phases (one warm run, profiles in %s):\n\n", dir)
 	fmt.Fprintf(w, "| phase | wall | note |\n|---|---:|---|\n")
 	fmt.Fprintf(w, "| read the head's %d Go files, one git cat-file process each (change.Local.ReadFileAt) | %s | |\n", len(goPaths), dur(readEach))
 	fmt.Fprintf(w, "| read the same files with one git cat-file --batch | %s | |\n", dur(readBatch))
 	fmt.Fprintf(w, "| go list alone (same flags as go/packages, head work tree) | %s | %d packages listed |\n", dur(listTime), pkgs)
 	fmt.Fprintf(w, "| Loader.Load: copy the head tree, go list, parse, type-check | %s | %d root packages; live heap after the load %.0f MB (%.0f MB before) |\n", dur(loadTime), nPkgs, float64(ms1.HeapAlloc)/1e6, float64(ms0.HeapAlloc)/1e6)
-	fmt.Fprintf(w, "| the specialists, load done (analyzers) | %s | %s; %d findings; heap in use at the end %.0f MB, Go heap peak (Sys) %.0f MB, largest live heap %.0f MB |\n", dur(runTime), strings.Join(lines, ", "), len(res.Review.Findings), float64(ms2.HeapAlloc)/1e6, float64(ms2.HeapSys)/1e6, float64(peakLive)/1e6)
+	fmt.Fprintf(w, "| the specialists, load done (analyzers) | %s | %s; %d findings; heap in use at the end %.0f MB, Go heap peak (Sys) %.0f MB, largest live heap %.0f MB%s |\n", dur(runTime), strings.Join(lines, ", "), len(res.Review.Findings), float64(ms2.HeapAlloc)/1e6, float64(ms2.HeapSys)/1e6, float64(peakLive)/1e6, peakNote)
 	return nil
 }
 
@@ -169,15 +173,21 @@ func profileInProcess(ctx context.Context, w io.Writer, dir, repoDir, base, head
 // runtime/metrics' /gc/heap/live:bytes) every 20 ms until stop is
 // called, which returns the largest: the part of the peak memory that
 // was in use, the rest being what the collector's pacing lets grow.
-func largestLive() (stop func() uint64) {
+// It writes a heap profile of the largest to peakProfile, when a
+// collection followed it, and stop says whether it did.
+func largestLive(peakProfile string) (stop func() (uint64, bool)) {
 	done := make(chan struct{})
 	var largest uint64
+	var profiled bool
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
+		// A heap profile shows the heap as of the collection before
+		// the last: the one of the largest is written a cycle later.
+		var profileAt uint64
 		for {
 			select {
 			case <-done:
@@ -185,12 +195,22 @@ func largestLive() (stop func() uint64) {
 			case <-tick.C:
 			}
 			metrics.Read(sample)
-			largest = max(largest, sample[0].Value.Uint64())
+			live, cycle := sample[0].Value.Uint64(), sample[1].Value.Uint64()
+			if live > largest {
+				largest, profileAt, profiled = live, cycle+1, false
+			}
+			if profileAt != 0 && cycle >= profileAt {
+				profileAt = 0
+				if f, err := os.Create(peakProfile); err == nil {
+					profiled = pprof.WriteHeapProfile(f) == nil
+					f.Close()
+				}
+			}
 		}
 	}()
-	return func() uint64 {
+	return func() (uint64, bool) {
 		close(done)
 		<-finished
-		return largest
+		return largest, profiled
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"go/types"
 	"reflect"
+	"slices"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
@@ -47,6 +49,19 @@ type checkRun struct {
 	// dependency's syntax can (release.go).
 	readers readers
 	deps    map[*types.Package]*depPasses
+	// after are requirements added to analyzers for the order of the
+	// IR's and SSA's builds (ordered).
+	after map[*analysis.Analyzer][]*analysis.Analyzer
+	// waitedFor are the analyzers after adds as requirements; failed
+	// holds the error of each of their passes that failed, by failure.
+	waitedFor map[*analysis.Analyzer]bool
+	failed    sync.Map
+}
+
+// failure names an analyzer's pass on a package.
+type failure struct {
+	a   *analysis.Analyzer
+	pkg *types.Package
 }
 
 // newCheckRun prepares a check of analyzers over pkgs, whose packages
@@ -54,15 +69,23 @@ type checkRun struct {
 // facts. With last (no later check reads the dependencies' syntax), a
 // dependency's syntax is dropped when its last pass ends.
 func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool) *checkRun {
+	after := ordered(analyzers)
 	c := &checkRun{
-		readers: newReaders(analyzers, pkgs),
-		outside: map[*types.Package]bool{},
-		keep:    map[*analysis.Analyzer]bool{},
-		copies:  map[*analysis.Analyzer]*analysis.Analyzer{},
-		orig:    map[*analysis.Analyzer]*analysis.Analyzer{},
+		after:     after,
+		waitedFor: map[*analysis.Analyzer]bool{},
+		readers:   newReaders(analyzers, pkgs, after),
+		outside:   map[*types.Package]bool{},
+		keep:      map[*analysis.Analyzer]bool{},
+		copies:    map[*analysis.Analyzer]*analysis.Analyzer{},
+		orig:      map[*analysis.Analyzer]*analysis.Analyzer{},
 	}
 	for _, a := range declarationFacts {
-		withRequired(c.keep, a)
+		withRequired(c.keep, a, nil)
+	}
+	for _, order := range after {
+		for _, a := range order {
+			c.waitedFor[a] = true
+		}
 	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.Types != nil && !inside(root, firstFile(p)) {
@@ -88,22 +111,58 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 	}
 	w := *a
 	c.copies[a], c.orig[&w] = &w, a
-	w.Requires = make([]*analysis.Analyzer, len(a.Requires))
-	for i, r := range a.Requires {
-		w.Requires[i] = c.wrap(r)
+	w.Requires = nil
+	for _, r := range slices.Concat(a.Requires, c.after[a]) {
+		w.Requires = append(w.Requires, c.wrap(r))
 	}
+	run := c.runOf(a)
+	w.ResultType = heldType
+	w.Run = func(pass *analysis.Pass) (any, error) {
+		if !c.waitedFor[a] {
+			return run(pass)
+		}
+		// A failure of an analyzer the SSA builder waits for is kept
+		// from the checker, which would skip the builder and the SSA's
+		// readers after it; the analyzers that read a's result fail
+		// instead, on this package (inputs) and, through a's facts, on
+		// the packages importing it, as the checker would have failed
+		// them.
+		key := failure{a, pass.Pkg}
+		for _, imp := range pass.Pkg.Imports() {
+			if err, failed := c.failed.Load(failure{a, imp}); len(a.FactTypes) > 0 && failed {
+				if d := c.deps[pass.Pkg]; d != nil {
+					d.started(pass)
+					d.ended()
+				}
+				read(pass.ResultOf)
+				c.failed.Store(key, err)
+				return &held{failed: fmt.Errorf("failed prerequisites: %s@%s", a.Name, imp.Path())}, nil
+			}
+		}
+		res, err := run(pass)
+		if err != nil {
+			c.failed.Store(key, err)
+			return &held{failed: err}, nil
+		}
+		return res, nil
+	}
+	return &w
+}
+
+// runOf returns the Run of the check's copy of a, which the checker sees
+// fail as a does.
+func (c *checkRun) runOf(a *analysis.Analyzer) func(*analysis.Pass) (any, error) {
 	// The checker runs on dependencies only the analyzers with facts and
 	// what they require; all but those of keep are skipped there. A
 	// skipped pass returns its result type's zero value, which an
 	// interface type has not: such an analyzer always runs.
 	skip := !c.keep[a] && (a.ResultType == nil || a.ResultType.Kind() != reflect.Interface)
-	w.ResultType = heldType
-	w.Run = func(pass *analysis.Pass) (any, error) {
+	return func(pass *analysis.Pass) (any, error) {
 		if d := c.deps[pass.Pkg]; d != nil {
 			d.started(pass)
 			defer d.ended()
 		}
-		if skip && c.outside[pass.Pkg] {
+		if skip && c.outside[pass.Pkg] || c.readers.onlyForOrder[a] && !c.readers.given[pass.Pkg] {
 			read(pass.ResultOf)
 			var zero any
 			if a.ResultType != nil {
@@ -114,7 +173,7 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 		own := *pass
 		own.Analyzer = a
 		var err error
-		if own.ResultOf, err = inputs(pass.ResultOf, c.orig); err != nil {
+		if own.ResultOf, err = inputs(pass.ResultOf, c.orig, c.after[a]); err != nil {
 			read(pass.ResultOf)
 			return nil, err
 		}
@@ -140,7 +199,6 @@ func (c *checkRun) wrap(a *analysis.Analyzer) *analysis.Analyzer {
 		}
 		return h, nil
 	}
-	return &w
 }
 
 // runGuarded runs a on pass; a panic is a's error.
@@ -153,13 +211,14 @@ func runGuarded(a *analysis.Analyzer, pass *analysis.Pass) (res any, err error) 
 	return a.Run(pass)
 }
 
-// withRequired adds a and the analyzers it requires, transitively, to set.
-func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer) {
+// withRequired adds a and the analyzers it requires, transitively, to set,
+// with the requirements after adds.
+func withRequired(set map[*analysis.Analyzer]bool, a *analysis.Analyzer, after map[*analysis.Analyzer][]*analysis.Analyzer) {
 	if set[a] {
 		return
 	}
 	set[a] = true
-	for _, r := range a.Requires {
-		withRequired(set, r)
+	for _, r := range slices.Concat(a.Requires, after[a]) {
+		withRequired(set, r, after)
 	}
 }

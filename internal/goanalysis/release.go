@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"go/types"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -38,6 +41,9 @@ type held struct {
 	// dropped is set when v was dropped; a pass reading it then would be
 	// a miscount, an error rather than a nil result.
 	dropped bool
+	// failed is the error of a pass the checker is not told of (see
+	// checkRun.wrap): its readers fail.
+	failed error
 }
 
 // heldType is the result type of a check's copy of an analyzer.
@@ -54,12 +60,17 @@ type readers struct {
 	onGiven, onDeps map[*analysis.Analyzer]int32
 	// onEachDep is how many passes the checker runs on each dependency.
 	onEachDep int32
+	// onlyForOrder are the analyzers the checker runs on a dependency
+	// only because the order (ordered) made the SSA builder require
+	// them: no fact needs them there, and they are skipped.
+	onlyForOrder map[*analysis.Analyzer]bool
 }
 
 // newReaders counts the readers of each result for a check of analyzers
-// over pkgs.
-func newReaders(analyzers []*analysis.Analyzer, pkgs []*packages.Package) readers {
-	r := readers{given: map[*types.Package]bool{}}
+// over pkgs, where an analyzer requires, besides its own requirements,
+// those after gives it (ordered).
+func newReaders(analyzers []*analysis.Analyzer, pkgs []*packages.Package, after map[*analysis.Analyzer][]*analysis.Analyzer) readers {
+	r := readers{given: map[*types.Package]bool{}, onlyForOrder: map[*analysis.Analyzer]bool{}}
 	for _, p := range pkgs {
 		if p.Types != nil {
 			r.given[p.Types] = true
@@ -67,17 +78,62 @@ func newReaders(analyzers []*analysis.Analyzer, pkgs []*packages.Package) reader
 	}
 	all := map[*analysis.Analyzer]bool{}
 	for _, a := range analyzers {
-		withRequired(all, a)
+		withRequired(all, a, after)
 	}
-	withFacts := map[*analysis.Analyzer]bool{}
+	withFacts, ownFacts := map[*analysis.Analyzer]bool{}, map[*analysis.Analyzer]bool{}
 	for a := range all {
 		if len(a.FactTypes) > 0 {
-			withRequired(withFacts, a)
+			withRequired(withFacts, a, after)
+			withRequired(ownFacts, a, nil)
 		}
 	}
-	r.onGiven, r.onDeps = requirers(all), requirers(withFacts)
+	for a := range withFacts {
+		if !ownFacts[a] {
+			r.onlyForOrder[a] = true
+		}
+	}
+	r.onGiven, r.onDeps = requirers(all, after), requirers(withFacts, after)
 	r.onEachDep = int32(len(withFacts))
 	return r
+}
+
+// Staticcheck's IR and x/tools' SSA of a package are each as large as its
+// type information, and both were built at once, each when its first
+// reader ran: on nats-server's `server` package (4.4 MB of code) the two
+// together were most of the review's peak. The SSA builder is therefore
+// made to wait for every analyzer of the check that reads the IR (and not
+// the SSA), as a requirement the checker orders like any other: the IR is
+// dropped (its readers all done) before the SSA is built. Nothing waits
+// for a release, so a reader the checker skips (a failed prerequisite),
+// which never releases the IR, cannot hang the check. A failing reader
+// of the IR is not told to the checker, which would skip the SSA builder
+// and every reader of the SSA after it: checkRun.wrap fails its own
+// readers instead.
+
+// ordered returns the requirements to add to the analyzers of a check of
+// analyzers (by the original analyzer): the readers of the IR, to the SSA
+// builder.
+func ordered(analyzers []*analysis.Analyzer) map[*analysis.Analyzer][]*analysis.Analyzer {
+	all := map[*analysis.Analyzer]bool{}
+	for _, a := range analyzers {
+		withRequired(all, a, nil)
+	}
+	if !all[buildssa.Analyzer] {
+		return nil
+	}
+	isIR := func(a *analysis.Analyzer) bool { return a.Name == "buildir" }
+	isSSA := func(a *analysis.Analyzer) bool { return a == buildssa.Analyzer }
+	var irReaders []*analysis.Analyzer
+	for a := range all {
+		if slices.ContainsFunc(a.Requires, isIR) && !requires(a, isSSA) {
+			irReaders = append(irReaders, a)
+		}
+	}
+	if len(irReaders) == 0 {
+		return nil
+	}
+	slices.SortFunc(irReaders, func(a, b *analysis.Analyzer) int { return strings.Compare(a.Name, b.Name) })
+	return map[*analysis.Analyzer][]*analysis.Analyzer{buildssa.Analyzer: irReaders}
 }
 
 // A dependency's syntax and type information (its function bodies, when
@@ -137,12 +193,12 @@ func (d *depPasses) ended() {
 }
 
 // requirers counts, for each analyzer, the analyzers of run that require
-// it directly.
-func requirers(run map[*analysis.Analyzer]bool) map[*analysis.Analyzer]int32 {
+// it directly (with the requirements after adds).
+func requirers(run map[*analysis.Analyzer]bool, after map[*analysis.Analyzer][]*analysis.Analyzer) map[*analysis.Analyzer]int32 {
 	n := map[*analysis.Analyzer]int32{}
 	for a := range run {
 		seen := map[*analysis.Analyzer]bool{}
-		for _, req := range a.Requires {
+		for _, req := range slices.Concat(a.Requires, after[a]) {
 			if !seen[req] {
 				seen[req] = true
 				n[req]++
@@ -168,11 +224,18 @@ func (r readers) hold(a *analysis.Analyzer, pkg *types.Package, v any) *held {
 }
 
 // inputs returns the results a pass reads, by the originals of the
-// analyzers that made them.
-func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
+// analyzers that made them; of those the pass only waits for (waited,
+// ordered), it reads none, and their failure is not its own.
+func inputs(resultOf map[*analysis.Analyzer]any, orig map[*analysis.Analyzer]*analysis.Analyzer, waited []*analysis.Analyzer) (map[*analysis.Analyzer]any, error) {
 	own := make(map[*analysis.Analyzer]any, len(resultOf))
 	for r, res := range resultOf {
+		if slices.Contains(waited, orig[r]) {
+			continue
+		}
 		h, ok := res.(*held)
+		if ok && h.failed != nil {
+			return nil, fmt.Errorf("failed prerequisites: %s: %w", orig[r].Name, h.failed)
+		}
 		if !ok || h.dropped {
 			return nil, fmt.Errorf("the result of %s was released before all its readers ran", r.Name)
 		}

@@ -2,13 +2,17 @@ package goanalysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
+	"weak"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
 
 	"github.com/quorum-review/quorum/internal/change/changetest"
 )
@@ -111,3 +115,108 @@ func TestDependencySyntaxDroppedAfterItsPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestSSABuiltAfterTheIRIsDropped: the SSA builder on a package runs
+// after every analyzer there that reads the IR (and not the SSA), so the
+// IR is no longer alive when the SSA is built; an analyzer reading both
+// still gets both. The checker runs sequentially here, in the order of
+// the analyzers given: the SSA's reader first. A failed reader of the IR
+// fails what reads its result, not the SSA's readers.
+func TestSSABuiltAfterTheIRIsDropped(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ irFails, withBoth, facts bool }{{false, false, false}, {false, true, false}, {true, false, false}, {true, false, true}} {
+		irFails := tc.irFails
+		p := loadLibAndApp(t)
+		var order []string
+		var irAlive weak.Pointer[irForm]
+		ir := &analysis.Analyzer{
+			Name: "buildir", Doc: "stands for staticcheck's IR builder",
+			ResultType: reflect.TypeFor[*irForm](),
+			Run: func(pass *analysis.Pass) (any, error) {
+				order = append(order, "ir "+pass.Pkg.Name())
+				v := new(irForm)
+				irAlive = weak.Make(v)
+				return v, nil
+			},
+		}
+		irReader := &analysis.Analyzer{
+			Name: "irreader", Doc: "reads the IR",
+			Requires: []*analysis.Analyzer{ir},
+			Run: func(pass *analysis.Pass) (any, error) {
+				order = append(order, "irreader "+pass.Pkg.Name())
+				if irFails {
+					return nil, errors.New("failed")
+				}
+				return nil, nil
+			},
+		}
+		if tc.facts {
+			// It fails on lib; on app, which imports lib, the
+			// checker would not run it.
+			irReader.FactTypes = []analysis.Fact{new(orderFact)}
+		}
+		ssaReader := &analysis.Analyzer{
+			Name: "ssareader", Doc: "reads the SSA",
+			Requires: []*analysis.Analyzer{buildssa.Analyzer},
+			Run: func(pass *analysis.Pass) (any, error) {
+				runtime.GC()
+				order = append(order, fmt.Sprintf("ssareader %s, IR alive %v", pass.Pkg.Name(), irAlive.Value() != nil))
+				return nil, nil
+			},
+		}
+		both := &analysis.Analyzer{
+			Name: "both", Doc: "reads the IR and the SSA",
+			Requires: []*analysis.Analyzer{ir, buildssa.Analyzer},
+			Run: func(pass *analysis.Pass) (any, error) {
+				if pass.ResultOf[ir] == nil || pass.ResultOf[buildssa.Analyzer] == nil {
+					t.Errorf("both: no IR or no SSA on %s", pass.Pkg.Name())
+				}
+				order = append(order, "both "+pass.Pkg.Name())
+				return nil, nil
+			},
+		}
+		afterIR := &analysis.Analyzer{
+			Name: "afterirreader", Doc: "reads the IR's reader's result",
+			Requires: []*analysis.Analyzer{irReader},
+			Run: func(pass *analysis.Pass) (any, error) {
+				order = append(order, "afterirreader "+pass.Pkg.Name())
+				return nil, nil
+			},
+		}
+		run := []*analysis.Analyzer{ssaReader, irReader, afterIR}
+		if tc.withBoth {
+			run = append(run, both)
+		}
+		results := p.checkOn(run, p.Packages, &checker.Options{Sequential: true}, true)
+		if irFails {
+			want := []string{"ir app", "irreader app", "ssareader app, IR alive false"}
+			if tc.facts {
+				want = []string{"ir lib", "irreader lib", "ssareader app, IR alive false"}
+			}
+			if !slices.Equal(order, want) {
+				t.Errorf("a failed reader of the IR (facts %v): order %q, want %q", tc.facts, order, want)
+			}
+			if results[irReader].err == nil || results[afterIR].err == nil || results[ssaReader].err != nil {
+				t.Errorf("a failed reader of the IR: errors %v, %v and %v, want the first two only", results[irReader].err, results[afterIR].err, results[ssaReader].err)
+			}
+			continue
+		}
+		for a, res := range results {
+			if res.err != nil {
+				t.Fatalf("%s: %v", a.Name, res.err)
+			}
+		}
+		want := []string{"ir app", "irreader app", "ssareader app, IR alive false", "afterirreader app"}
+		if tc.withBoth {
+			// both keeps the IR until it has run.
+			want = []string{"ir app", "irreader app", "ssareader app, IR alive true", "afterirreader app", "both app"}
+		}
+		if !slices.Equal(order, want) {
+			t.Errorf("with both %v: order %q, want %q", tc.withBoth, order, want)
+		}
+	}
+}
+
+// irForm stands for an IR; not of size zero, whose values all share
+// one address that is never freed.
+type irForm struct{ _ [64]byte }

@@ -323,6 +323,9 @@ func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Packa
 	for _, act := range graph.Roots {
 		a := c.orig[act.Analyzer]
 		r := results[a]
+		if h, ok := act.Result.(*held); ok && act.Err == nil && h.failed != nil {
+			act.Err = h.failed
+		}
 		if act.Err != nil {
 			if r.err == nil {
 				r.err = fmt.Errorf("analyzer %s on %s: %w", a.Name, act.Package.PkgPath, act.Err)
