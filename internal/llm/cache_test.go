@@ -278,19 +278,18 @@ func TestCacheResultStaysOnItsFile(t *testing.T) {
 	}
 }
 
-// TestCacheReusedRepeatOfBuiltinIsDropped: a reused finding that a
-// built-in engine now reports is dropped and counted as a fresh one is,
-// although the model, asked before, was not told of it; nothing is sent.
+// TestCacheReusedRepeatOfBuiltinIsDropped: a reused finding that repeats
+// what a built-in engine reports (the model, told of it, repeated it
+// anyway) is dropped and counted as a fresh one is; nothing is sent.
 func TestCacheReusedRepeatOfBuiltinIsDropped(t *testing.T) {
 	t.Parallel()
 	cs := newCacheSetup(t)
 	_, c := smallChange(t)
 	f := newFakeAPI(t, reply{body: answer(sqlFinding())})
-	review := func(builtin []specialist.Finding) ([]specialist.Finding, []string, int) {
+	review := func() ([]specialist.Finding, []string, int) {
 		t.Helper()
-		// A board, as serve has: the system prompt, in the key, says so.
 		board := NewBoard(specialist.Security)
-		board.Post(specialist.Security, builtin, nil)
+		board.Post(specialist.Security, []specialist.Finding{builtinFinding("store/store.go", 15, "gosec:G202", "security", "SQL string concatenation")}, nil)
 		e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(cs.repo), WithBoard(board))
 		var notes noteSink
 		before := len(f.seen())
@@ -300,10 +299,10 @@ func TestCacheReusedRepeatOfBuiltinIsDropped(t *testing.T) {
 		}
 		return got, notes.list(), len(f.seen()) - before
 	}
-	if got, _, sent := review(nil); sent != 1 || len(got) != 1 {
+	if got, _, sent := review(); sent != 1 || len(got) != 0 {
 		t.Fatalf("first review: %d requests, findings %+v", sent, got)
 	}
-	got, notes, sent := review([]specialist.Finding{builtinFinding("store/store.go", 15, "gosec:G202", "security", "SQL string concatenation")})
+	got, notes, sent := review()
 	if sent != 0 || len(got) != 0 {
 		t.Errorf("second review: %d requests, findings %+v; want none of either", sent, got)
 	}
@@ -343,5 +342,36 @@ func TestCacheAllReusedNoteOfUnheardBuiltins(t *testing.T) {
 	}
 	if len(notes) != 1 || strings.Contains(notes[0], "the model was not told") || !strings.Contains(notes[0], "had not finished after 0.") || !strings.Contains(notes[0], "so the reused findings may repeat what they report") {
 		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestCacheKeyHasWhatIsAlreadyReported: a file's results made while the
+// model was told a built-in engine reports a problem are not reused when
+// none reports it any more (the engine was turned off, or failed): the
+// model, told not to repeat it, said nothing of it, and reused results
+// would lose it. The file is sent again.
+func TestCacheKeyHasWhatIsAlreadyReported(t *testing.T) {
+	t.Parallel()
+	cs := newCacheSetup(t)
+	_, c := smallChange(t)
+	f := newFakeAPI(t, reply{body: answer()}, reply{body: answer(sqlFinding())})
+	review := func(builtin []specialist.Finding) ([]specialist.Finding, int) {
+		t.Helper()
+		board := NewBoard(specialist.Security)
+		board.Post(specialist.Security, builtin, nil)
+		e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(cs.repo), WithBoard(board))
+		before := len(f.seen())
+		got, err := e.Review(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, len(f.seen()) - before
+	}
+	if _, sent := review([]specialist.Finding{builtinFinding("store/store.go", 15, "gosec:G202", "security", "SQL string concatenation")}); sent != 1 {
+		t.Fatalf("first review sent %d requests", sent)
+	}
+	got, sent := review(nil)
+	if sent != 1 || len(got) != 1 {
+		t.Errorf("with nothing reported any more: %d requests, findings %+v; want the file sent again and the model's finding", sent, got)
 	}
 }
