@@ -219,12 +219,13 @@ func (e *Engine) knownSection(paths []string, room int) string {
 // knownLine is one finding of the list: "- a.go:12-14 gosec:G202: SQL
 // string concatenation".
 func knownLine(f specialist.Finding) string {
-	where := f.Path + " (the file as a whole)"
+	p := shownPath(f.Path)
+	where := p + " (the file as a whole)"
 	switch {
 	case f.Line > 0 && f.EndLine > f.Line:
-		where = fmt.Sprintf("%s:%d-%d", f.Path, f.Line, f.EndLine)
+		where = fmt.Sprintf("%s:%d-%d", p, f.Line, f.EndLine)
 	case f.Line > 0:
-		where = fmt.Sprintf("%s:%d", f.Path, f.Line)
+		where = fmt.Sprintf("%s:%d", p, f.Line)
 	}
 	headline := strings.Join(strings.Fields(f.Headline), " ")
 	if len(headline) > maxKnownHeadline {

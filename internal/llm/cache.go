@@ -183,7 +183,8 @@ func (e *Engine) asked() []string {
 // as numbered (a hunk that moved is sent again, so a reused finding's
 // lines are still right), the whole head file (a change outside the
 // hunks, which the model may see in a whole function, is sent again), and
-// the repository's instructions for it. ok is false when the head file
+// the repository's instructions for it, and what the built-in engines
+// report on it. ok is false when the head file
 // cannot be read: such a file is always sent.
 func (e *Engine) fileKey(ctx context.Context, c *change.Change, asked []string, f *change.File, sections []string) (string, bool) {
 	content := "deleted"
@@ -207,6 +208,17 @@ func (e *Engine) fileKey(ctx context.Context, c *change.Change, asked []string, 
 	writeField(h, fmt.Sprint(len(sections)))
 	for _, s := range sections {
 		writeField(h, s)
+	}
+	// What the model is told the built-in engines report on the file: it
+	// does not repeat those, so its results told of one are not those of
+	// a review where none reports it (an analyzer turned off, an engine
+	// that failed), which would lose the problem. The built-in engines
+	// report the same on a file that did not change, but for such a
+	// change of their own.
+	known := e.board.on([]string{f.Path()})
+	writeField(h, fmt.Sprint(len(known)))
+	for _, k := range known {
+		writeField(h, knownLine(k))
 	}
 	return hex.EncodeToString(h.Sum(nil)), true
 }

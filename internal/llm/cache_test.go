@@ -277,3 +277,101 @@ func TestCacheResultStaysOnItsFile(t *testing.T) {
 		t.Errorf("notes %q", second.notes)
 	}
 }
+
+// TestCacheReusedRepeatOfBuiltinIsDropped: a reused finding that repeats
+// what a built-in engine reports (the model, told of it, repeated it
+// anyway) is dropped and counted as a fresh one is; nothing is sent.
+func TestCacheReusedRepeatOfBuiltinIsDropped(t *testing.T) {
+	t.Parallel()
+	cs := newCacheSetup(t)
+	_, c := smallChange(t)
+	f := newFakeAPI(t, reply{body: answer(sqlFinding())})
+	review := func() ([]specialist.Finding, []string, int) {
+		t.Helper()
+		board := NewBoard(specialist.Security)
+		board.Post(specialist.Security, []specialist.Finding{builtinFinding("store/store.go", 15, "gosec:G202", "security", "SQL string concatenation")}, nil)
+		e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(cs.repo), WithBoard(board))
+		var notes noteSink
+		before := len(f.seen())
+		got, err := e.Review(specialist.WithNotes(context.Background(), notes.add), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, notes.list(), len(f.seen()) - before
+	}
+	if got, _, sent := review(); sent != 1 || len(got) != 0 {
+		t.Fatalf("first review: %d requests, findings %+v", sent, got)
+	}
+	got, notes, sent := review()
+	if sent != 0 || len(got) != 0 {
+		t.Errorf("second review: %d requests, findings %+v; want none of either", sent, got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "sent test-model nothing") || !strings.Contains(notes[0], "1 of the model's findings was dropped: the built-in engines already report them") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestCacheAllReusedNoteOfUnheardBuiltins: when every file's results are
+// reused and a built-in engine has not reported, the note does not say
+// the model was not told what it reports (the model was not asked), but
+// that the reused findings may repeat it.
+func TestCacheAllReusedNoteOfUnheardBuiltins(t *testing.T) {
+	t.Parallel()
+	cs := newCacheSetup(t)
+	_, c := smallChange(t)
+	f := newFakeAPI(t, reply{body: answer(sqlFinding())})
+	review := func(board *Board) []string {
+		t.Helper()
+		e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(cs.repo), WithBoard(board))
+		// The engine waits a third of the specialist's time, less a tenth.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		var notes noteSink
+		if _, err := e.Review(specialist.WithNotes(ctx, notes.add), c); err != nil {
+			t.Fatal(err)
+		}
+		return notes.list()
+	}
+	done := NewBoard(specialist.Tests)
+	done.Post(specialist.Tests, nil, nil)
+	review(done)
+	before := len(f.seen())
+	notes := review(NewBoard(specialist.Tests))
+	if sent := len(f.seen()) - before; sent != 0 {
+		t.Fatalf("the second review sent %d requests", sent)
+	}
+	if len(notes) != 1 || strings.Contains(notes[0], "the model was not told") || !strings.Contains(notes[0], "had not finished after 0.") || !strings.Contains(notes[0], "so the reused findings may repeat what they report") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestCacheKeyHasWhatIsAlreadyReported: a file's results made while the
+// model was told a built-in engine reports a problem are not reused when
+// none reports it any more (the engine was turned off, or failed): the
+// model, told not to repeat it, said nothing of it, and reused results
+// would lose it. The file is sent again.
+func TestCacheKeyHasWhatIsAlreadyReported(t *testing.T) {
+	t.Parallel()
+	cs := newCacheSetup(t)
+	_, c := smallChange(t)
+	f := newFakeAPI(t, reply{body: answer()}, reply{body: answer(sqlFinding())})
+	review := func(builtin []specialist.Finding) ([]specialist.Finding, int) {
+		t.Helper()
+		board := NewBoard(specialist.Security)
+		board.Post(specialist.Security, builtin, nil)
+		e, _, _ := newEngine(t, f, Config{}, specialist.Security, WithResultCache(cs.repo), WithBoard(board))
+		before := len(f.seen())
+		got, err := e.Review(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, len(f.seen()) - before
+	}
+	if _, sent := review([]specialist.Finding{builtinFinding("store/store.go", 15, "gosec:G202", "security", "SQL string concatenation")}); sent != 1 {
+		t.Fatalf("first review sent %d requests", sent)
+	}
+	got, sent := review(nil)
+	if sent != 1 || len(got) != 1 {
+		t.Errorf("with nothing reported any more: %d requests, findings %+v; want the file sent again and the model's finding", sent, got)
+	}
+}

@@ -392,7 +392,7 @@ func (cc *codeContext) goItems(ctx context.Context, f *change.File, shown map[in
 					}
 					l := line(call.Pos())
 					var b strings.Builder
-					fmt.Fprintf(&b, "-- %s is called from %s:%d, in func %s:\n", fd.Name.Name, q, l, funcName(caller))
+					fmt.Fprintf(&b, "-- %s is called from %s:%d, in func %s:\n", fd.Name.Name, shownPath(q), l, funcName(caller))
 					contextLine(&b, l, lineOf(pkg.src[q], l))
 					items = append(items, b.String())
 					n++
@@ -450,7 +450,7 @@ func (pkg *goPackage) renderDecl(d goDecl, name string) string {
 	}
 	end = min(end, start+maxDeclLines-1)
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- %s %s, defined at %s:%d:\n", kind, name, d.path, line(node.Pos()))
+	fmt.Fprintf(&b, "-- %s %s, defined at %s:%d:\n", kind, name, shownPath(d.path), line(node.Pos()))
 	src := pkg.src[d.path]
 	for n := start; n <= end; n++ {
 		contextLine(&b, n, lineOf(src, n))
@@ -623,7 +623,7 @@ func (cc *codeContext) symbolItems(ctx context.Context, f *change.File, src []by
 // closes the definition, like "}").
 func renderSymbol(p string, lines []string, i int, name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- %s, defined at %s:%d:\n", name, p, i+1)
+	fmt.Fprintf(&b, "-- %s, defined at %s:%d:\n", name, shownPath(p), i+1)
 	indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
 	end := i
 	for j := i + 1; j < len(lines) && j < i+symbolLines; j++ {

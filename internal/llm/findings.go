@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -302,7 +303,7 @@ func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 func distance(a, b int) int { return max(a-b, b-a) }
 
 // knownPath returns the changed file's path the model meant: as written,
-// or without a "./" or diff "b/" prefix models sometimes add.
+// without a "./" or diff "b/" prefix models sometimes add, or unquoted.
 func knownPath(files map[string]*change.File, p string) string {
 	p = strings.TrimSpace(p)
 	if files[p] != nil {
@@ -312,6 +313,10 @@ func knownPath(files map[string]*change.File, p string) string {
 		if q := strings.TrimPrefix(p, prefix); q != p && files[q] != nil {
 			return q
 		}
+	}
+	// A path the prompt showed quoted (shownPath).
+	if q, err := strconv.Unquote(p); err == nil && files[q] != nil {
+		return q
 	}
 	return p
 }

@@ -313,9 +313,9 @@ func wholeFuncs(f *change.File, src []byte) string {
 // fileHeader names the file, its status and the instructions for it.
 func (e *Engine) fileHeader(f *change.File) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "File: %s (%s", f.Path(), f.Status)
+	fmt.Fprintf(&b, "File: %s (%s", shownPath(f.Path()), f.Status)
 	if f.OldPath != "" && f.NewPath != "" && f.OldPath != f.NewPath {
-		fmt.Fprintf(&b, " from %s", f.OldPath)
+		fmt.Fprintf(&b, " from %s", shownPath(f.OldPath))
 	}
 	b.WriteString(")\n")
 	if ins := e.instructionsFor(f.Path()); len(ins) > 0 {
@@ -325,6 +325,19 @@ func (e *Engine) fileHeader(f *change.File) string {
 		}
 	}
 	return b.String()
+}
+
+// shownPath is how the prompt writes a path: as it is, or quoted as a Go
+// string when it holds a character that is not printable. Git allows any
+// byte but NUL in a name, and a carriage return or a line separator in one
+// would otherwise start a line of the file's own making in the prompt: a
+// forged "File:" header, instructions or list of what is reported already.
+// The model writes the path back as shown; knownPath unquotes it.
+func shownPath(p string) string {
+	if strings.IndexFunc(p, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // instructionsFor returns the texts of the instructions whose glob matches
