@@ -110,7 +110,11 @@ func (p *serverProxy) seen() []proxiedChat {
 func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 	return append([]string{"--repo", dir, "--format", "json",
 		"--llm-base-url", p.baseURL(), "--llm-model", llmtest.Model,
-		"--llm-specialists", "security", "--llm-mode", "instead", "--llm-max-tokens", "300"}, extra...)
+		"--llm-specialists", "security", "--llm-mode", "instead", "--llm-max-tokens", "300",
+		// The model answers in 20 s on an idle core, but CI runs these
+		// beside the other packages' tests: a time limit above the
+		// default 2 minutes, so that a busy machine is not a failure.
+		"--timeout", "3m"}, extra...)
 }
 
 // TestReviewRealLLM: quorum review against llama-cpp-python's server and a
