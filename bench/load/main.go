@@ -254,7 +254,7 @@ func prepare(ctx context.Context, backend, tmp, pgURL string, n int, seedProfile
 			return d, err
 		}
 	}
-	s, err := seed(ctx, db, n, func(done int) {
+	s, err := seed(ctx, db, benchPlan(n), func(done int) {
 		if time.Since(last) > 10*time.Second {
 			logf("%s: %d reviews", backend, done)
 			last = time.Now()

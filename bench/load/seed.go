@@ -25,22 +25,38 @@ type seeded struct {
 }
 
 const (
-	benchLogin = "bench-org"
-	benchRepo  = "api"
-	// findingsOn says which reviews besides the newest carry findings: one in
-	// findingsOn, with 3 findings each, so that findings are on a few reviews.
-	findingsOn  = 100_000
-	rowsPerStmt = 500   // reviews per multi-row INSERT (12 parameters each)
-	rowsPerTx   = 20000 // reviews per transaction
+	benchLogin  = "bench-org"
+	benchRepo   = "api"
+	rowsPerStmt = 500 // reviews per multi-row INSERT (12 parameters each)
 )
 
-// seed fills a migrated database with n reviews of one repository, spaced one
-// second apart, the newest of which has 20 findings, and issues a token. Bulk
-// reviews (without findings) go in with multi-row INSERTs inside
-// transactions, with their daily rollups; reviews with findings go through
-// review.Store.Create, in the same transactions.
-func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (seeded, error) {
+// seedPlan says how many reviews seed makes and how.
+type seedPlan struct {
+	Reviews int
+	// Newest is when the newest review was synthesized; the others are
+	// one second apart before it.
+	Newest time.Time
+	// FindingsOn says which reviews besides the newest carry findings: one
+	// in FindingsOn, with 3 findings each, so that findings are on a few
+	// reviews.
+	FindingsOn int
+	PerTx      int // reviews per transaction
+}
+
+// benchPlan is the benchmark's: n reviews up to now, in transactions of
+// 20,000, findings on one review in 100,000.
+func benchPlan(n int) seedPlan {
+	return seedPlan{Reviews: n, Newest: time.Now(), FindingsOn: 100_000, PerTx: 20_000}
+}
+
+// seed fills a migrated database with the plan's reviews of one repository,
+// spaced one second apart, the newest of which has 20 findings, and issues
+// a token. Bulk reviews (without findings) go in with multi-row INSERTs
+// inside transactions, with their daily rollups; reviews with findings go
+// through review.Store.Create, in the same transactions.
+func seed(ctx context.Context, db *store.DB, plan seedPlan, progress func(done int)) (seeded, error) {
 	start := time.Now()
+	n := plan.Reviews
 	acct, err := account.Ensure(ctx, db.Writer(), account.PlatformGitHub, benchLogin, "Organization")
 	if err != nil {
 		return seeded{}, err
@@ -54,12 +70,12 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 		return seeded{}, err
 	}
 	reviews := review.NewStore(db)
-	base := time.Now().Add(-time.Duration(n+1) * time.Second).UTC().Truncate(time.Second)
+	base := plan.Newest.Add(-time.Duration(n-1) * time.Second).UTC().Truncate(time.Second)
 	out := seeded{Owner: benchLogin, Repo: benchRepo, Token: secret, Reviews: n}
 
 	succeeded := `["logic","performance","security","tests"]`
-	for lo := 0; lo < n; lo += rowsPerTx {
-		hi := min(lo+rowsPerTx, n)
+	for lo := 0; lo < n; lo += plan.PerTx {
+		hi := min(lo+plan.PerTx, n)
 		err := db.InTx(ctx, func(tx store.Tx) error {
 			var rows []any
 			// The bulk reviews bypass Create, so their daily rollups are
@@ -85,7 +101,7 @@ func seed(ctx context.Context, db *store.DB, n int, progress func(done int)) (se
 						return err
 					}
 					out.FullID, out.FindingID = r.ID, r.Findings[0].ID
-				case i%findingsOn == findingsOn/2:
+				case i%plan.FindingsOn == plan.FindingsOn/2:
 					r := storetest.NewReview(account.Repository{ID: repo.ID, Owner: repo.Owner, Name: repo.Name}, pr, 3, at)
 					if err := reviews.Create(ctx, tx, &r); err != nil {
 						return err

@@ -3,19 +3,31 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/quorum-review/quorum/internal/storetest"
 )
 
-// TestSeedKeepsRollups seeds more than a day of reviews (one a second),
-// most of them by bulk INSERTs that bypass review.Store.Create, and checks
-// that each day's rollup counts that day's reviews and findings, so the
-// charts the benchmark times count what was seeded.
+// TestSeedKeepsRollups seeds reviews (one a second) across a midnight, most
+// of them by bulk INSERTs that bypass review.Store.Create, and checks that
+// each day's rollup counts that day's reviews and findings, so the charts
+// the benchmark times count what was seeded. The plan is the benchmark's
+// in small: a day's reviews span transactions, a transaction spans the
+// midnight, and reviews made by Create (with findings) are in every
+// transaction, on both days, between multi-row INSERTs.
 func TestSeedKeepsRollups(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
-	if _, err := seed(ctx, db, 90_000, nil); err != nil {
+	plan := seedPlan{
+		Reviews: 4000,
+		// 1,500 s after midnight: the newest 1,501 reviews are on the second
+		// day, and the midnight falls in the second transaction.
+		Newest:     time.Date(2026, 3, 1, 0, 25, 0, 0, time.UTC),
+		FindingsOn: 700,
+		PerTx:      1500,
+	}
+	if _, err := seed(ctx, db, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	type counts struct{ reviews, findings int64 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -112,12 +115,29 @@ func buildQuorum(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	waitersInFlight()
 	// giteatest.Run stops the Gitea the end-to-end test starts.
 	code := giteatest.Run(m)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
 	os.Exit(code)
+}
+
+// waitersInFlight lets more of this package's tests run at once than go
+// test's default (-parallel = GOMAXPROCS, 2 on a 2-core machine), unless
+// -parallel was given. Many of them spend most of their time waiting, not
+// computing: on River's rescuer (TestCrashSafety's two halves idle 30–60 s
+// each after the kill), on deliveries to slow receivers, on quorum serve,
+// Gitea, Chromium and the model server, which run as processes of their
+// own. Two such tests held both slots while the cores had work to spare.
+func waitersInFlight() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // startChild runs `quorum serve` and waits until /healthz answers. The
