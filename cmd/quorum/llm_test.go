@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -608,6 +610,38 @@ func TestServeLLM(t *testing.T) {
 		if r.APIKey != llmKey || r.Auth != "" {
 			t.Errorf("request carries api-key %q and Authorization %q, want the key in api-key only", r.APIKey, r.Auth)
 		}
+	}
+}
+
+// TestServeLLMSecondPush: the second push to a pull request, changing one
+// of its three files, sends the model that file alone; the others' findings
+// are reused from the first push's review, and its notes say so.
+func TestServeLLMSecondPush(t *testing.T) {
+	t.Parallel()
+	dir := llmRepo(t)
+	d := newChatDouble(t, func(sp string) (int, string) {
+		return 200, findingsAnswer("db/users.py", 4, "high", "logic", llmOnlyHeadline)
+	})
+	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD~1"))
+	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	users := "import sqlite3\n\ndef find(conn, name):\n    return conn.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n"
+	if err := os.WriteFile(filepath.Join(dir, "db", "users.py"), []byte(users), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, dir, "commit", "-qam", "use a placeholder")
+	pushed := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	reviews := serveReviews(t, env(), dir, base, []string{head, pushed}, "--llm-base-url", d.baseURL(), "--llm-model", "test-model",
+		"--llm-specialists", "security")
+	reqs := d.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (one per push)", len(reqs))
+	}
+	if !strings.Contains(reqs[1].User, "File: db/users.py (added)") || strings.Contains(reqs[1].User, "File: config/app.ini") || strings.Contains(reqs[1].User, "File: .quorum.yaml") {
+		t.Errorf("the second push's request is not db/users.py alone:\n%s", reqs[1].User)
+	}
+	summary, _ := reviews[1]["summary"].(string)
+	if want := "; it sent 1 file and reused its findings on 2 other files from an earlier review that showed it the same lines"; !strings.Contains(summary, want) {
+		t.Errorf("the second review's summary lacks %q:\n%s", want, summary)
 	}
 }
 
