@@ -87,3 +87,20 @@ func TestValidRejects(t *testing.T) {
 		t.Errorf("Valid(%q) = false", good)
 	}
 }
+
+// TestNewSortsInOrderMadeWhenInterleaved: ids made for one millisecond
+// sort in the order they were made even when ids for other milliseconds
+// are made between them (another goroutine's), as a review's events are
+// while other reviews are saved.
+func TestNewSortsInOrderMadeWhenInterleaved(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	for i := range 200 {
+		first := id.New(id.Event, at)
+		id.New(id.Event, at.Add(time.Duration(i+1)*time.Millisecond))
+		second := id.New(id.Event, at)
+		if second <= first {
+			t.Fatalf("round %d: %s made after %s sorts before it", i, second, first)
+		}
+	}
+}
