@@ -233,30 +233,42 @@ func (p *goPackage) reaches(refs []ref, f *goFunc) bool {
 	return false
 }
 
-// pkg returns the Go package in dir, read once.
+// pkg returns the Go package in dir, read once. Only the files the change
+// touches stay parsed: the package's other files, and its tests, are
+// parsed one at a time and dropped once read (the tests twice: for the
+// types they declare, then, every type known, for what they call). In
+// nats-server's server package, 12 MB of Go, holding them all at once was
+// 158 MB of a review's largest live heap (docs/performance.md).
 func (r *review) pkg(dir string) (*goPackage, error) {
 	if p, ok := r.pkgs[dir]; ok {
 		return p, nil
 	}
-	tests, err := r.testSources(dir)
+	tests, err := r.testPaths(dir)
 	if err != nil {
 		return nil, err
 	}
 	p := &goPackage{tt: typeTable{results: map[string]string{}, types: map[string]bool{}},
 		byKey: map[string]*goFunc{}, byName: map[string][]*goFunc{}, covered: map[string]bool{}}
 	if len(tests) > 0 {
-		srcs, err := r.packageSources(dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range srcs {
+		var dropped []*goFunc
+		err := r.packageSources(dir, func(g *goSource, touched bool) {
 			p.tt.addFile(g.file)
 			for _, f := range g.funcs {
 				p.byKey[f.key] = f
 				p.byName[f.name] = append(p.byName[f.name], f)
 			}
+			if !touched {
+				dropped = append(dropped, g.funcs...)
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		for _, ts := range tests {
+		for _, t := range tests {
+			ts, err := r.testSource(t)
+			if err != nil {
+				return nil, err
+			}
 			if ts.g != nil {
 				p.tt.addFile(ts.g.file)
 			}
@@ -272,13 +284,22 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 				}
 			}
 		}
-		for _, ts := range tests {
+		for _, t := range tests {
+			ts, err := r.testSource(t)
+			if err != nil {
+				return nil, err
+			}
 			reach(ts.refs(p.tt))
 		}
 		for len(queue) > 0 {
 			f := queue[0]
 			queue = queue[1:]
 			reach(p.tt.refsOf(f.decl, true))
+		}
+		// What is kept of a file the change does not touch is its
+		// functions' names: their syntax goes.
+		for _, f := range dropped {
+			f.decl, f.body = nil, nil
 		}
 	}
 	if r.pkgs == nil {
@@ -288,17 +309,18 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 	return p, nil
 }
 
-// packageSources returns the source files of the Go package in dir at
-// head, parsed: all of them when the change's source can list them, else
-// those the change touches.
-func (r *review) packageSources(dir string) ([]*goSource, error) {
-	var out []*goSource
+// packageSources calls fn with each source file of the Go package in dir
+// at head, parsed, and whether the change touches it: all of them when
+// the change's source can list them, else those the change touches. The
+// files the change touches are parsed once for the review; the others
+// are the caller's to keep or drop.
+func (r *review) packageSources(dir string, fn func(g *goSource, touched bool)) error {
 	seen := map[string]bool{}
 	for _, x := range r.files {
 		if x.eco.name == "go" && !x.test && x.f.Status != change.StatusDeleted && path.Dir(x.path) == dir {
 			seen[x.path] = true
 			if g := r.goHead(x); g != nil {
-				out = append(out, g)
+				fn(g, true)
 			}
 		}
 	}
@@ -309,9 +331,9 @@ func (r *review) packageSources(dir string) ([]*goSource, error) {
 	files, err := r.c.ListFiles(r.ctx, r.c.HeadSHA, listDir)
 	if err != nil {
 		if r.ctx.Err() != nil {
-			return nil, r.ctx.Err()
+			return r.ctx.Err()
 		}
-		return out, nil
+		return nil
 	}
 	for _, p := range files {
 		if path.Dir(p) != dir || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || seen[p] {
@@ -320,15 +342,15 @@ func (r *review) packageSources(dir string) ([]*goSource, error) {
 		data, err := r.c.ReadFile(r.ctx, p)
 		if err != nil {
 			if r.ctx.Err() != nil {
-				return nil, r.ctx.Err()
+				return r.ctx.Err()
 			}
 			continue
 		}
-		if g := r.goParsed("head:"+p, p, strings.Split(string(data), "\n")); g != nil {
-			out = append(out, g)
+		if g := parseGo(p, strings.Split(string(data), "\n")); g != nil {
+			fn(g, false)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // testSource is a test file: parsed, or, when it does not parse, the
@@ -356,10 +378,10 @@ func (ts testSource) refs(tt typeTable) []ref {
 	return out
 }
 
-// testSources returns the tests of the package in dir at head: all its
+// testPaths returns the tests of the package in dir at head: all its
 // _test.go files when the change's source can list them, else those the
 // change touches.
-func (r *review) testSources(dir string) ([]testSource, error) {
+func (r *review) testPaths(dir string) ([]string, error) {
 	tests, known, err := r.packageTests(dir)
 	if err != nil {
 		return nil, err
@@ -372,15 +394,7 @@ func (r *review) testSources(dir string) ([]testSource, error) {
 			}
 		}
 	}
-	var out []testSource
-	for _, p := range tests {
-		ts, err := r.testSource(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ts)
-	}
-	return out, nil
+	return tests, nil
 }
 
 // testSource reads the test file at p at head; an empty one when it
