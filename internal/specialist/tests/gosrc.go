@@ -234,11 +234,8 @@ func (p *goPackage) reaches(refs []ref, f *goFunc) bool {
 }
 
 // pkg returns the Go package in dir, read once. Only the files the change
-// touches stay parsed: the package's other files, and its tests, are
-// parsed one at a time and dropped once read (the tests twice: for the
-// types they declare, then, every type known, for what they call). In
-// nats-server's server package, 12 MB of Go, holding them all at once was
-// 158 MB of a review's largest live heap (docs/performance.md).
+// touches stay parsed for the review: of the package's other files the
+// names of their functions are kept, and its tests are dropped once read.
 func (r *review) pkg(dir string) (*goPackage, error) {
 	if p, ok := r.pkgs[dir]; ok {
 		return p, nil
@@ -264,13 +261,13 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range tests {
-			ts, err := r.testSource(t)
-			if err != nil {
+		srcs := make([]testSource, len(tests))
+		for i, t := range tests {
+			if srcs[i], err = r.testSource(t); err != nil {
 				return nil, err
 			}
-			if ts.g != nil {
-				p.tt.addFile(ts.g.file)
+			if srcs[i].g != nil {
+				p.tt.addFile(srcs[i].g.file)
 			}
 		}
 		var queue []*goFunc
@@ -284,12 +281,9 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 				}
 			}
 		}
-		for _, t := range tests {
-			ts, err := r.testSource(t)
-			if err != nil {
-				return nil, err
-			}
-			reach(ts.refs(p.tt))
+		for i := range srcs {
+			reach(srcs[i].refs(p.tt))
+			srcs[i] = testSource{}
 		}
 		for len(queue) > 0 {
 			f := queue[0]
