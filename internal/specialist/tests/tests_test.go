@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quorum-review/quorum/internal/change"
@@ -766,4 +767,70 @@ func TestReviewHonoursCancel(t *testing.T) {
 	if _, err := New().Review(ctx, c); err == nil {
 		t.Error("Review on a cancelled context succeeded")
 	}
+}
+
+// A change that adds no export does not read the package's other files
+// and tests: what they exercise is asked only of a new export (in
+// nats-server's server package, 12 MB of Go parsed for nothing).
+func TestGoPackageReadOnlyForNewExports(t *testing.T) {
+	t.Parallel()
+	base := goBase()
+	base["calc/other.go"] = "package calc\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n"
+	base["calc/other_test.go"] = "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(2, 1) != 1 {\n\t\tt.Error(\"sub\")\n\t}\n}\n"
+	r := newGitRepo(t)
+	b := r.apply(base)
+	edit := func(body string) map[string]string {
+		return map[string]string{
+			"calc/calc.go":      strings.Replace(goCalc, "return a + b", body, 1),
+			"calc/calc_test.go": goCalcTest + "\nfunc TestAddMore(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Error(\"add\")\n\t}\n}\n",
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		read  bool // the package's other files are read
+	}{
+		{"no new export", edit("s := a + b\n\treturn s"), false},
+		{"a new export", func() map[string]string {
+			f := edit("return a + b")
+			f["calc/calc.go"] += "\n// Double doubles.\nfunc Double(a int) int { return 2 * a }\n"
+			return f
+		}(), true},
+	} {
+		r.git("checkout", "-q", b)
+		h := r.apply(tc.files)
+		local := change.NewLocal(r.dir)
+		c, err := local.Change(context.Background(), change.Ref{Base: b, Head: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted := &countingTree{Local: local, reads: map[string]int{}}
+		c, err = change.New(context.Background(), change.Ref{}, b, h, c.Files, counted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New().Review(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		counted.mu.Lock()
+		got := counted.reads["calc/other.go"] > 0 || counted.reads["calc/other_test.go"] > 0
+		counted.mu.Unlock()
+		if got != tc.read {
+			t.Errorf("%s: the package's other files read: %v, want %v (reads %v)", tc.name, got, tc.read, counted.reads)
+		}
+	}
+}
+
+// countingTree is the repository, counting the reads of each path.
+type countingTree struct {
+	*change.Local
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingTree) ReadFileAt(ctx context.Context, rev, path string) ([]byte, error) {
+	c.mu.Lock()
+	c.reads[path]++
+	c.mu.Unlock()
+	return c.Local.ReadFileAt(ctx, rev, path)
 }
