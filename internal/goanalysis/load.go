@@ -269,7 +269,7 @@ type Program struct {
 // analysis because they do not type-check.
 type LeftOut struct {
 	Funcs []string
-	// Reason is the package's first error.
+	// Reason is the first error of the file, or else of its package.
 	Reason string
 	// lines are the first and last lines of each function.
 	lines [][2]int
@@ -814,7 +814,9 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				lo.Funcs = append(lo.Funcs, name)
 				lo.lines = append(lo.lines, [2]int{f.Line(fd.Pos()), f.Line(fd.End())})
 			}
-			lo.Reason = why[p]
+			if r := why[p]; lo.Reason == "" || betterReason(r, lo.Reason, f.Name()) {
+				lo.Reason = r
+			}
 			leftOut[f.Name()] = lo
 		}
 	}
@@ -901,6 +903,19 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	}
 	dropUnread(pkgs, roots, partial, repaired, unrepaired)
 	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs}, nil
+}
+
+// betterReason reports whether a says better than b why functions of the
+// file named filename were left out: a file of a package and of its test
+// variant is repaired in both, whose first errors differ, and the map
+// of repairs gave either at random. The file's own error is better; else
+// the one that sorts first.
+func betterReason(a, b, filename string) bool {
+	ownA, ownB := strings.HasPrefix(a, filename+":"), strings.HasPrefix(b, filename+":")
+	if ownA != ownB {
+		return ownA
+	}
+	return a < b
 }
 
 // dropUnread drops the syntax and types of the packages go list gave

@@ -158,3 +158,38 @@ func TestLoadKeepsAnUnusedImportHiddenBehindALineDirective(t *testing.T) {
 		t.Errorf("type errors %+v: want the unused import", p.TypeErrors)
 	}
 }
+
+// A file whose function is left out for a type error in its body is
+// repaired in its package and in the package's test variant, whose first
+// errors differ: the summary gives the file's own error, every time, not
+// the test file's that the other package happened to list first.
+func TestLoadLeftOutGivesTheFilesOwnError(t *testing.T) {
+	t.Parallel()
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{
+		"go.mod":      goanalysistest.GoMod("example.com/reason"),
+		"s/s.go":      "package s\n\nfunc S() int { return 1 }\n",
+		"s/a_test.go": "package s\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) { _ = S() }\n",
+		"s/other.go":  "package s\n\nfunc Other() int { return 2 }\n",
+	})
+	base := r.Commit("base")
+	r.Write(map[string]string{
+		"s/s.go":      "package s\n\nfunc S() int {\n\tvar n int = \"one\"\n\treturn n\n}\n",
+		"s/a_test.go": "package s\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) {\n\tvar a string = S()\n\t_ = a\n}\n",
+	})
+	c := r.Change(base, r.Commit("head"))
+	// The repairs are a map: several loads see both orders.
+	for range 6 {
+		p, err := goanalysistest.Loader().Load(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, ok := p.LeftOut["s/s.go"]
+		if !ok || !slices.Contains(lo.Funcs, "S") {
+			t.Fatalf("s/s.go: left out %+v, want S", p.LeftOut)
+		}
+		if !strings.HasPrefix(lo.Reason, "s/s.go:4:") {
+			t.Fatalf("s/s.go: S left out because %q, want s.go's own error (s/s.go:4)", lo.Reason)
+		}
+	}
+}
