@@ -1271,10 +1271,6 @@ func (r *review) newLogic(x *file) (newLogic, error) {
 		inBody = goBodies(x.path, strings.Join(x.head, "\n"))
 		head = r.goHead(x)
 		plumbing = r.plumbing(head)
-		var err error
-		if exercised, err = r.exercised(x); err != nil {
-			return nl, err
-		}
 	}
 	for _, h := range x.f.Hunks {
 		mech := x.mechanical(h)
@@ -1291,6 +1287,15 @@ func (r *review) newLogic(x *file) (newLogic, error) {
 			}
 			if head != nil {
 				if fn := head.funcAt(l.NewNumber); fn != nil {
+					// What the package's tests exercise is read
+					// (the whole package parsed) only for a line of
+					// new logic in a function.
+					if exercised == nil {
+						var err error
+						if exercised, err = r.exercised(x); err != nil {
+							return nl, err
+						}
+					}
 					if exercised(fn) {
 						continue
 					}

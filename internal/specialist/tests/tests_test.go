@@ -769,9 +769,11 @@ func TestReviewHonoursCancel(t *testing.T) {
 	}
 }
 
-// A change that adds no export does not read the package's other files
-// and tests: what they exercise is asked only of a new export (in
-// nats-server's server package, 12 MB of Go parsed for nothing).
+// A change that adds no export, or no logic in a function when its tests
+// are untouched, does not read the package's other files and tests: what
+// they exercise is asked only of a new export or of new logic in a
+// function (in nats-server's server package, 12 MB of Go parsed for
+// nothing).
 func TestGoPackageReadOnlyForNewExports(t *testing.T) {
 	t.Parallel()
 	base := goBase()
@@ -796,6 +798,14 @@ func TestGoPackageReadOnlyForNewExports(t *testing.T) {
 			f["calc/calc.go"] += "\n// Double doubles.\nfunc Double(a int) int { return 2 * a }\n"
 			return f
 		}(), true},
+		// Its tests untouched, the change is asked whether its new
+		// logic is tested: only logic in a function body needs to know.
+		{"a new type, tests untouched", map[string]string{
+			"calc/calc.go": goCalc + "\n// Pair is two numbers.\ntype Pair struct {\n\tA, B int\n}\n",
+		}, false},
+		{"new logic, tests untouched", map[string]string{
+			"calc/calc.go": strings.Replace(goCalc, "return a + b", "s := a + b\n\tif s < 0 {\n\t\ts = -s\n\t}\n\treturn s", 1),
+		}, true},
 	} {
 		r.git("checkout", "-q", b)
 		h := r.apply(tc.files)
