@@ -35,3 +35,24 @@ func TestRepairRefusesLineDirectives(t *testing.T) {
 		}
 	}
 }
+
+// The reason a file's functions were left out is its own error whichever
+// of its packages (the package, its test variant) gives its reason
+// first: the repairs come from a map.
+func TestBetterReasonIsOrderFree(t *testing.T) {
+	const file = "/r/s/s.go"
+	own := "/r/s/s.go:4:14: cannot use \"one\" as int value"
+	other := "/r/s/a_test.go:6:17: cannot use S() as string value"
+	later := "/r/s/s.go:9:2: undefined: x"
+	for _, reasons := range [][]string{{own, other}, {other, own}, {later, own, other}, {other, later, own}} {
+		got := ""
+		for _, r := range reasons {
+			if got == "" || betterReason(r, got, file) {
+				got = r
+			}
+		}
+		if got != own {
+			t.Errorf("from %q in that order: %q, want the file's own first error %q", reasons, got, own)
+		}
+	}
+}
