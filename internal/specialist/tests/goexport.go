@@ -129,10 +129,6 @@ func (r *review) untestedExports(skip map[string]bool) error {
 		var owners []*file
 		for _, x := range byDir[dir] {
 			head := r.goHead(x)
-			// What the package's tests exercise is read only for a
-			// new export: it means parsing the whole package and its
-			// tests (12 MB of Go in nats-server's server package).
-			var exercised func(*goFunc) bool
 			for _, e := range r.newExports(x) {
 				fn := head.funcByKey(e.key)
 				if !x.f.Changed(e.line) || r.movedFunc(x, fn) {
@@ -142,13 +138,11 @@ func (r *review) untestedExports(skip map[string]bool) error {
 					if fn.delegates {
 						continue
 					}
-					if exercised == nil {
-						var err error
-						if exercised, err = r.exercised(x); err != nil {
-							return err
-						}
+					tested, err := r.exercised(x, fn)
+					if err != nil {
+						return err
 					}
-					if exercised(fn) {
+					if tested {
 						continue
 					}
 				}
@@ -175,8 +169,10 @@ func (r *review) untestedExports(skip map[string]bool) error {
 		if err != nil {
 			return err
 		}
+		// The package's own tests were read by pkg; the changed tests
+		// of other packages are read here.
 		var srcs []string
-		var refs []ref
+		refs := slices.Clone(pkg.testRefs)
 		for _, p := range tests {
 			data, err := r.c.ReadFile(r.ctx, p)
 			if err != nil {
@@ -186,11 +182,13 @@ func (r *review) untestedExports(skip map[string]bool) error {
 				continue
 			}
 			srcs = append(srcs, string(data))
-			ts, err := r.testSource(p)
-			if err != nil {
-				return err
+			if path.Dir(p) != dir {
+				ts, err := r.testSource(p)
+				if err != nil {
+					return err
+				}
+				refs = append(refs, ts.refs(pkg.tt)...)
 			}
-			refs = append(refs, ts.refs(pkg.tt)...)
 		}
 		for i, e := range news {
 			// A method is referred to on a value of its type, where

@@ -201,16 +201,17 @@ func similarBodies(a, b []string) bool {
 	return float64(same) >= 0.5*float64(max(len(a), len(b)))
 }
 
-// exercised returns whether the package's tests exercise a function of
-// x's package at head: a test names it (a method on a value of its type,
-// where syntax tells the type), or names a function of the package that
-// calls it, directly or through others.
-func (r *review) exercised(x *file) (func(*goFunc) bool, error) {
+// exercised reports whether the package's tests exercise f, a function
+// of x's package at head: a test names it (a method on a value of its
+// type, where syntax tells the type), or names a function of the package
+// that calls it, directly or through others. The package is read at the
+// first question, once (pkg).
+func (r *review) exercised(x *file, f *goFunc) (bool, error) {
 	p, err := r.pkg(path.Dir(x.path))
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return func(f *goFunc) bool { return p.covered[f.key] }, nil
+	return p.covered[f.key], nil
 }
 
 // goPackage is what the specialist knows of a Go package at head: its
@@ -221,6 +222,8 @@ type goPackage struct {
 	byKey   map[string]*goFunc
 	byName  map[string][]*goFunc
 	covered map[string]bool
+	// testRefs are the uses of names in its tests, each once.
+	testRefs []ref
 }
 
 // reaches reports whether refs reach f.
@@ -281,8 +284,16 @@ func (r *review) pkg(dir string) (*goPackage, error) {
 				}
 			}
 		}
+		seen := map[ref]bool{}
 		for i := range srcs {
-			reach(srcs[i].refs(p.tt))
+			refs := srcs[i].refs(p.tt)
+			reach(refs)
+			for _, rf := range refs {
+				if !seen[rf] {
+					seen[rf] = true
+					p.testRefs = append(p.testRefs, rf)
+				}
+			}
 			srcs[i] = testSource{}
 		}
 		for len(queue) > 0 {

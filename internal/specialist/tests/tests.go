@@ -1264,7 +1264,6 @@ func suggestTest(eco *ecosystem, p string) string {
 func (r *review) newLogic(x *file) (newLogic, error) {
 	nl := newLogic{x: x}
 	var inBody func(int) bool
-	var exercised func(*goFunc) bool
 	var head *goSource
 	var plumbing map[int]bool
 	if x.eco.name == "go" {
@@ -1287,16 +1286,13 @@ func (r *review) newLogic(x *file) (newLogic, error) {
 			}
 			if head != nil {
 				if fn := head.funcAt(l.NewNumber); fn != nil {
-					// What the package's tests exercise is read
-					// (the whole package parsed) only for a line of
-					// new logic in a function.
-					if exercised == nil {
-						var err error
-						if exercised, err = r.exercised(x); err != nil {
-							return nl, err
-						}
+					// Asked only of a line of new logic in a
+					// function: the whole package is parsed for it.
+					tested, err := r.exercised(x, fn)
+					if err != nil {
+						return nl, err
 					}
-					if exercised(fn) {
+					if tested {
 						continue
 					}
 					if !slices.Contains(nl.funcs, fn.key) {
