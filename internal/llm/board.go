@@ -118,20 +118,25 @@ func (b *Board) matching(keep func(specialist.Finding) bool) []specialist.Findin
 		}
 	}
 	b.mu.Unlock()
-	slices.SortFunc(out, func(x, y specialist.Finding) int {
-		return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.Line, y.Line), cmp.Compare(x.EndLine, y.EndLine),
-			cmp.Compare(x.Rule, y.Rule), cmp.Compare(x.Headline, y.Headline))
-	})
+	slices.SortFunc(out, listed)
 	// Two specialists may run one analyzer: its finding is listed once.
-	return slices.CompactFunc(out, func(x, y specialist.Finding) bool {
-		return x.Path == y.Path && x.Line == y.Line && x.EndLine == y.EndLine && x.Rule == y.Rule && x.Headline == y.Headline
-	})
+	return slices.CompactFunc(out, func(x, y specialist.Finding) bool { return listed(x, y) == 0 })
+}
+
+// listed orders findings as the board lists them; 0 is the same finding
+// as listed (place, rule, headline).
+func listed(x, y specialist.Finding) int {
+	return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.Line, y.Line), cmp.Compare(x.EndLine, y.EndLine),
+		cmp.Compare(x.Rule, y.Rule), cmp.Compare(x.Headline, y.Headline))
 }
 
 // boardWaitShare: an LLM engine waits for the built-in engines for at most
 // this share of its remaining time (of one request's timeout when the
 // review has no deadline), so that the model still has the rest.
 const boardWaitShare = 3
+
+// waitShareWords is boardWaitShare as the summary says it.
+const waitShareWords = "a third"
 
 // awaitBuiltin waits, within its bound, until the review's built-in
 // engines have all reported. It returns the specialists whose built-in

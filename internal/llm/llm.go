@@ -624,15 +624,16 @@ func (e *Engine) report(p plan, st *stats, o outcome) string {
 	if o.repeated > 0 {
 		fmt.Fprintf(&b, "; %s: the built-in engines already report them", droppedFindings(o.repeated))
 	}
-	switch {
-	case len(o.unheard) > 0 && o.chunks == 0:
-		// The model was not asked: what it was told is in the reused
-		// results already, and only the drop of repeats missed them.
-		fmt.Fprintf(&b, "; the built-in engines of %s had not finished after %s, a third of the LLM engine's time, so the reused findings may repeat what they report",
-			strings.Join(o.unheard, ", "), seconds(o.waited))
-	case len(o.unheard) > 0:
-		fmt.Fprintf(&b, "; the built-in engines of %s had not finished after %s, a third of the LLM engine's time, so the model was not told all they report and may repeat it",
-			strings.Join(o.unheard, ", "), seconds(o.waited))
+	if len(o.unheard) > 0 {
+		so := "the model was not told all they report and may repeat it"
+		if o.chunks == 0 {
+			// The model was not asked: what it was told is in the
+			// reused results already, and only the drop of repeats
+			// missed them.
+			so = "the reused findings may repeat what they report"
+		}
+		fmt.Fprintf(&b, "; the built-in engines of %s had not finished after %s, %s of the LLM engine's time, so %s",
+			strings.Join(o.unheard, ", "), seconds(o.waited), waitShareWords, so)
 	}
 	if o.capped > 0 {
 		fmt.Fprintf(&b, "; %s beyond %d per file %s left out, the most severe kept (--llm-max-findings-per-file)", plural(o.capped, "finding"), e.cfg.MaxFindingsPerFile, were(o.capped))
