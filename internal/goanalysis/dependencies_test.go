@@ -11,13 +11,14 @@ import (
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
 
-// TestDependenciesSlimmed: of a dependency, the loader keeps the comments
-// attached to declarations (deprecations are read from them), not those
-// that stood in the function bodies it trims, and of its type information
-// only the objects its declarations define (what the deprecation facts
-// look up; TestDependenciesOutsideTheRepository sees SA1019 still report
-// the standard library's). The changed package keeps all of its own.
-func TestDependenciesSlimmed(t *testing.T) {
+// TestDependenciesFromExportData: a dependency is held as its export
+// data decoded, as far as the repository's code reaches it: no syntax and
+// no type information of its own, the whole declarations of a package the
+// changed one imports, nothing of one behind it that nothing refers to
+// (TestDependenciesOutsideTheRepository sees SA1019 still report the
+// standard library's deprecations). The changed package keeps all of its
+// own, comments in bodies included.
+func TestDependenciesFromExportData(t *testing.T) {
 	t.Parallel()
 	r := goanalysistest.NewRepo(t)
 	r.Write(map[string]string{
@@ -40,47 +41,26 @@ func Upper(s string) string {
 	if err != nil || p == nil || p.SyntaxOnly != "" {
 		t.Fatalf("load: %v %v", p, err)
 	}
-	var dep, own *packages.Package
-	packages.Visit(p.Packages, nil, func(pkg *packages.Package) {
-		switch pkg.PkgPath {
-		case "strings":
-			dep = pkg
-		case "example.com/comments/app":
-			own = pkg
-		}
-	})
-	if dep == nil || own == nil {
-		t.Fatalf("strings or app not loaded: %v %v", dep, own)
+	byPath := map[string]*packages.Package{}
+	packages.Visit(p.Packages, nil, func(pkg *packages.Package) { byPath[pkg.PkgPath] = pkg })
+	dep, behind, own := byPath["strings"], byPath["internal/bytealg"], byPath["example.com/comments/app"]
+	if dep == nil || behind == nil || own == nil {
+		t.Fatalf("strings, internal/bytealg or app not in the graph: %v %v %v", dep, behind, own)
 	}
-	if i := dep.TypesInfo; len(i.Types)+len(i.Uses)+len(i.Selections)+len(i.Scopes)+len(i.Implicits) != 0 || len(i.Defs) == 0 {
-		t.Errorf("strings: %d types, %d uses, %d selections, %d scopes, %d implicits, %d defs; want defs only",
-			len(i.Types), len(i.Uses), len(i.Selections), len(i.Scopes), len(i.Implicits), len(i.Defs))
+	if dep.Syntax != nil || dep.TypesInfo != nil {
+		t.Errorf("strings kept %d files and type information %v", len(dep.Syntax), dep.TypesInfo)
+	}
+	if dep.Types == nil || dep.Types.Scope().Lookup("ToUpper") == nil || dep.Types.Scope().Lookup("Builder") == nil {
+		t.Errorf("strings' declarations were not decoded: %v", dep.Types)
+	}
+	if n := behind.Types.Scope().Len(); n != 0 {
+		t.Errorf("internal/bytealg, which strings' declarations do not name, holds %d objects", n)
 	}
 	if i := own.TypesInfo; len(i.Types) == 0 || len(i.Uses) == 0 {
 		t.Errorf("app lost its own type information: %d types, %d uses", len(i.Types), len(i.Uses))
 	}
-	docs := 0
-	for _, f := range dep.Syntax {
-		attached := map[*ast.CommentGroup]bool{}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if g, ok := n.(*ast.CommentGroup); ok {
-				attached[g] = true
-			}
-			return true
-		})
-		for _, g := range f.Comments {
-			if !attached[g] {
-				t.Errorf("%s: a comment attached to nothing kept: %q", dep.Fset.Position(g.Pos()), g.Text())
-			}
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "ToUpper" && fd.Doc != nil && strings.Contains(fd.Doc.Text(), "ToUpper returns") {
-				docs++
-			}
-		}
-	}
-	if docs != 1 {
-		t.Errorf("strings.ToUpper's doc comment found %d times, want 1", docs)
+	if obj := own.TypesInfo.Uses[findIdent(own, "ToUpper")]; obj == nil || obj != dep.Types.Scope().Lookup("ToUpper") {
+		t.Errorf("app's strings.ToUpper is %v, not the decoded package's", obj)
 	}
 	var texts []string
 	for _, f := range own.Syntax {
@@ -91,4 +71,18 @@ func Upper(s string) string {
 	if !strings.Contains(strings.Join(texts, ""), "a comment in a body") {
 		t.Errorf("the repository's own comment in a body was dropped: %q", texts)
 	}
+}
+
+// findIdent returns the first identifier named name in pkg's files.
+func findIdent(pkg *packages.Package, name string) *ast.Ident {
+	var found *ast.Ident
+	for _, f := range pkg.Syntax {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == name && found == nil {
+				found = id
+			}
+			return found == nil
+		})
+	}
+	return found
 }

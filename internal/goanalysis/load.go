@@ -224,6 +224,9 @@ type Program struct {
 	// loaded: the analyzers that need no SSA run on them, those bodies
 	// included.
 	unrepaired []*packages.Package
+	// summaries are what the program holds of the packages outside the
+	// repository, by their types (typecheck.go).
+	summaries map[*types.Package]*summary
 	// defused says why the types too large to type-check of a changed
 	// directory were analysed as empty structs.
 	defused map[string]string
@@ -465,7 +468,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		registered = nil
 	}
 	p := &Program{Root: root, Fset: token.NewFileSet(), head: m.head, fallback: map[string]string{},
-		Skipped: m.skipped, Notes: slices.Clone(m.notes), registered: registered, partly: partly, LeftOut: map[string]LeftOut{}, defused: map[string]string{}}
+		Skipped: m.skipped, Notes: slices.Clone(m.notes), registered: registered, partly: partly, LeftOut: map[string]LeftOut{}, defused: map[string]string{}, summaries: map[*types.Package]*summary{}}
 	broken := map[string]string{}
 	for _, d := range noModule {
 		broken[d] = "no go.mod above " + d
@@ -586,6 +589,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 			p.Repaired = append(p.Repaired, pkg)
 		}
 		p.unrepaired = append(p.unrepaired, lp.unrepaired...)
+		maps.Copy(p.summaries, lp.summaries)
 		for f, lo := range lp.leftOut {
 			if rp, ok := p.RepoPath(f); ok {
 				lo.Reason = got.explain(g.modDir, strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), ""))
@@ -721,6 +725,8 @@ type loaded struct {
 	// typeErrs are the type and syntax errors in the repository's
 	// files of the changed packages.
 	typeErrs []Diagnostic
+	// summaries are the dependencies' (typecheck.go).
+	summaries map[*types.Package]*summary
 }
 
 // loadPackages loads one module's changed packages with go/packages
@@ -730,58 +736,48 @@ type loaded struct {
 func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g group, testDirs map[string]bool, changed map[string]bool) (loaded, error) {
 	tests := &testBodies{changed: changed}
 	cfg := &packages.Config{
-		Mode:    packages.LoadAllSyntax | packages.NeedModule | packages.NeedForTest,
+		// go list's answer alone: the loader type-checks (typecheck.go).
+		Mode:    packages.LoadImports | packages.NeedDeps | packages.NeedTypesSizes | packages.NeedModule | packages.NeedForTest,
 		Context: ctx,
 		Dir:     filepath.Join(root, filepath.FromSlash(g.modDir)),
 		Env:     env,
 		Tests:   len(testDirs) > 0,
-		// Dependencies outside the repository (the standard library,
-		// modules) are type-checked without their function bodies: a
-		// tenth of the work, and all a review of the repository's own
-		// code needs of them.
-		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			if !inside(root, filename) && !inside(l.goRoot, filename) && !inside(l.modCache, filename) && !inside(l.buildCache, filename) && !inside(l.sandboxCache, filename) {
-				// go list names only files of these (and, in the go
-				// command's build cache, the test main it generates);
-				// anything else is not read into a review.
-				return nil, fmt.Errorf("%s is outside the tree, GOROOT and the module cache", filepath.Base(filename))
-			}
-			if inside(root, filename) {
-				// gosec still reads the syntactic objects (ast.Ident.Obj).
-				f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
-				if f != nil && len(testDirs) > 0 {
-					tests.trim(filename, f)
-				}
-				return f, err
-			}
-			f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
-			if f != nil {
-				trim(f)
-				dropLooseComments(f)
-			}
-			return f, err
-		},
 	}
-	pkgs, err := l.loadUntil(ctx, cfg, g.patterns)
+	// go list names only files of these (and, in the go command's build
+	// cache, the test main it generates); anything else is not read
+	// into a review.
+	allowed := func(filename string) bool {
+		return inside(l.goRoot, filename) || inside(l.modCache, filename) || inside(l.buildCache, filename) || inside(l.sandboxCache, filename)
+	}
+	parseRepo := func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+		// gosec still reads the syntactic objects (ast.Ident.Obj).
+		f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
+		if f != nil && len(testDirs) > 0 {
+			tests.trim(filename, f)
+		}
+		return f, err
+	}
+	var summaries map[*types.Package]*summary
+	var sel selection
+	pkgs, err := l.loadUntil(ctx, cfg, g.patterns, func(pkgs []*packages.Package) {
+		sel = newSelection(pkgs, root, testDirs)
+		var needed []*packages.Package
+		for _, p := range pkgs {
+			if sel.considered(p) {
+				needed = append(needed, p)
+			}
+		}
+		summaries = checkTypes(ctx, pkgs, needed, root, allowed, parseRepo)
+	})
 	if err != nil {
 		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
 	}
-	slimDependencies(pkgs, root)
 	// why holds, for each ill-typed package, its first error or the
 	// first ill-typed import's.
 	why := map[*packages.Package]string{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if inside(root, firstFile(p)) {
 			tests.forgive(p)
-		} else {
-			// Without bodies, an import used only in them is unused:
-			// the one error a dependency may have here.
-			p.Errors = slices.DeleteFunc(p.Errors, func(e packages.Error) bool {
-				return e.Kind == packages.TypeError && unusedImport(e.Msg)
-			})
-			p.TypeErrors = slices.DeleteFunc(p.TypeErrors, func(e types.Error) bool {
-				return unusedImport(e.Msg)
-			})
 		}
 		// Visit is post-order: the imports' verdicts are final here.
 		if len(p.Errors) > 0 {
@@ -814,7 +810,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				lo.Funcs = append(lo.Funcs, name)
 				lo.lines = append(lo.lines, [2]int{f.Line(fd.Pos()), f.Line(fd.End())})
 			}
-			if r := why[p]; lo.Reason == "" || betterReason(r, lo.Reason, f.Name()) {
+			if r := fileReason(p, f.Name(), why[p]); lo.Reason == "" || betterReason(r, lo.Reason, f.Name()) {
 				lo.Reason = r
 			}
 			leftOut[f.Name()] = lo
@@ -823,38 +819,15 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 	copies := withoutBodies(repairs)
 	var typeErrs []Diagnostic
 	var roots, partial, repaired, unrepaired []*packages.Package
-	// With Tests set, a package comes as itself, its test variant
-	// (package p [p.test]), its external tests (p_test) and the test
-	// main. In a directory where a test file changed, the test variant
-	// and the external tests are analyzed (the variant holds the
-	// package's own files too, so the plain package is left out);
-	// elsewhere the package alone: its tests did not change, and
-	// analyzing them costs without reporting anything on changed lines.
-	hasTestVariant := map[string]bool{}
-	for _, p := range pkgs {
-		if p.ForTest != "" && p.ForTest == p.PkgPath {
-			hasTestVariant[p.PkgPath] = true
-		}
-	}
 	broken := map[string]string{}
 	seenErr := map[string]bool{}
 	found := map[string]bool{}
 	var orphan []string
 	for _, p := range pkgs {
-		dir := ""
-		if f := firstFile(p); f != "" {
-			rel, _ := filepath.Rel(root, filepath.Dir(f))
-			dir = filepath.ToSlash(rel)
-		}
-		testsChanged := testDirs[dir]
-		switch {
-		case strings.HasSuffix(p.PkgPath, ".test"):
-			continue
-		case p.ForTest != "" && !testsChanged:
-			continue
-		case p.ForTest == "" && testsChanged && hasTestVariant[p.PkgPath]:
+		if !sel.considered(p) {
 			continue
 		}
+		dir := sel.dir(p)
 		for _, e := range p.Errors {
 			if !ownError(p, e) {
 				continue
@@ -902,7 +875,71 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		slices.Sort(lo.Funcs)
 	}
 	dropUnread(pkgs, roots, partial, repaired, unrepaired)
-	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs}, nil
+	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs, summaries: summaries}, nil
+}
+
+// selection says which of the packages go list gave are analysed, if
+// they type-check. With Tests set, a package comes as itself, its test
+// variant (package p [p.test]), its external tests (p_test) and the test
+// main. In a directory where a test file changed, the test variant and
+// the external tests are analysed (the variant holds the package's own
+// files too, so the plain package is left out); elsewhere the package
+// alone: its tests did not change, and analysing them costs without
+// reporting anything on changed lines. What no analysed package imports
+// is not type-checked.
+type selection struct {
+	root           string
+	testDirs       map[string]bool
+	hasTestVariant map[string]bool
+}
+
+func newSelection(pkgs []*packages.Package, root string, testDirs map[string]bool) selection {
+	s := selection{root: root, testDirs: testDirs, hasTestVariant: map[string]bool{}}
+	for _, p := range pkgs {
+		if p.ForTest != "" && p.ForTest == p.PkgPath {
+			s.hasTestVariant[p.PkgPath] = true
+		}
+	}
+	return s
+}
+
+// dir returns p's directory relative to the root, or "".
+func (s selection) dir(p *packages.Package) string {
+	f := firstFile(p)
+	if f == "" {
+		return ""
+	}
+	rel, _ := filepath.Rel(s.root, filepath.Dir(f))
+	return filepath.ToSlash(rel)
+}
+
+func (s selection) considered(p *packages.Package) bool {
+	testsChanged := s.testDirs[s.dir(p)]
+	switch {
+	case strings.HasSuffix(p.PkgPath, ".test"):
+		return false
+	case p.ForTest != "" && !testsChanged:
+		return false
+	case p.ForTest == "" && testsChanged && s.hasTestVariant[p.PkgPath]:
+		return false
+	}
+	return true
+}
+
+// fileReason returns why functions of the file named filename in p were
+// left out: the first of the file's own errors, else pkgWhy, the
+// package's first.
+func fileReason(p *packages.Package, filename, pkgWhy string) string {
+	var own []string
+	for _, e := range p.Errors {
+		if strings.HasPrefix(e.Pos, filename+":") {
+			own = append(own, e.Error())
+		}
+	}
+	if len(own) == 0 {
+		return pkgWhy
+	}
+	return firstLine(slices.Min(own))
 }
 
 // betterReason reports whether a says better than b why functions of the
@@ -942,12 +979,13 @@ func dropUnread(pkgs []*packages.Package, analysed ...[]*packages.Package) {
 	}
 }
 
-// loadUntil runs go/packages and returns when it is done or when ctx
-// ends, whichever comes first. go list stops with ctx, but the type
-// checker, in-process, does not: it is left to finish on its own, reading
-// a tree that loadSide then removes at once, instead of holding the
-// tree, and the review, until it ends, which may be never.
-func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns []string) ([]*packages.Package, error) {
+// loadUntil runs go/packages, then check on what it gave, and returns
+// when they are done or when ctx ends, whichever comes first. go list
+// stops with ctx, and the type checker between packages, but not inside
+// one: it is left to finish on its own, reading a tree that loadSide then
+// removes at once, instead of holding the tree, and the review, until it
+// ends, which may be never.
+func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns []string, check func([]*packages.Package)) ([]*packages.Package, error) {
 	if n := l.abandoned.Load(); n >= maxAbandoned {
 		return nil, fmt.Errorf("%w: %d earlier loads passed their time limit and still type-check", errTypeCheckerBusy, n)
 	}
@@ -958,6 +996,9 @@ func (l *Loader) loadUntil(ctx context.Context, cfg *packages.Config, patterns [
 	done := make(chan loaded, 1)
 	go func() {
 		pkgs, err := l.packagesLoad(cfg, patterns...)
+		if err == nil {
+			check(pkgs)
+		}
 		done <- loaded{pkgs, err}
 	}()
 	select {

@@ -42,6 +42,9 @@ var declarationFacts = []*analysis.Analyzer{deprecated.Analyzer}
 // analyzers' originals, which they only read.
 type checkRun struct {
 	outside map[*types.Package]bool
+	// summaries are the dependencies' summaries: their deprecations are
+	// replayed rather than read from syntax they no longer have.
+	summaries map[*types.Package]*summary
 	keep    map[*analysis.Analyzer]bool // run outside the repository too
 	copies  map[*analysis.Analyzer]*analysis.Analyzer
 	orig    map[*analysis.Analyzer]*analysis.Analyzer // copy → original
@@ -68,9 +71,10 @@ type failure struct {
 // outside the repository (under root) are skipped by the analyzers with
 // facts. With last (no later check reads the dependencies' syntax), a
 // dependency's syntax is dropped when its last pass ends.
-func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool) *checkRun {
+func newCheckRun(analyzers []*analysis.Analyzer, pkgs []*packages.Package, root string, last bool, summaries map[*types.Package]*summary) *checkRun {
 	after := ordered(analyzers)
 	c := &checkRun{
+		summaries: summaries,
 		after:     after,
 		waitedFor: map[*analysis.Analyzer]bool{},
 		readers:   newReaders(analyzers, pkgs, after),
@@ -178,19 +182,23 @@ func (c *checkRun) runOf(a *analysis.Analyzer) func(*analysis.Pass) (any, error)
 			return nil, err
 		}
 		h := c.readers.hold(a, pass.Pkg, nil)
+		run := a.Run
+		if s := c.summaries[pass.Pkg]; s != nil && a == deprecated.Analyzer {
+			run = s.replay
+		}
 		if lazy(a) {
 			if h.dropped {
 				read(pass.ResultOf)
 			} else {
 				h.build = func() (any, error) {
 					defer read(pass.ResultOf)
-					return runGuarded(a, &own)
+					return runGuarded(a, run, &own)
 				}
 			}
 			return h, nil
 		}
 		defer read(pass.ResultOf)
-		res, err := runGuarded(a, &own)
+		res, err := runGuarded(a, run, &own)
 		if err != nil {
 			return nil, err
 		}
@@ -201,14 +209,14 @@ func (c *checkRun) runOf(a *analysis.Analyzer) func(*analysis.Pass) (any, error)
 	}
 }
 
-// runGuarded runs a on pass; a panic is a's error.
-func runGuarded(a *analysis.Analyzer, pass *analysis.Pass) (res any, err error) {
+// runGuarded runs a (as run) on pass; a panic is a's error.
+func runGuarded(a *analysis.Analyzer, run func(*analysis.Pass) (any, error), pass *analysis.Pass) (res any, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			res, err = nil, fmt.Errorf("%s panicked: %v", a.Name, x)
 		}
 	}()
-	return a.Run(pass)
+	return run(pass)
 }
 
 // withRequired adds a and the analyzers it requires, transitively, to set,

@@ -307,7 +307,7 @@ func (p *Program) checkOn(analyzers []*analysis.Analyzer, pkgs []*packages.Packa
 	if len(analyzers) == 0 {
 		return results
 	}
-	c := newCheckRun(analyzers, pkgs, p.Root, last)
+	c := newCheckRun(analyzers, pkgs, p.Root, last, p.summaries)
 	run := make([]*analysis.Analyzer, len(analyzers))
 	for i, a := range analyzers {
 		run[i] = c.wrap(a)
@@ -386,7 +386,7 @@ func (p *Program) analyzeSyntax(analyzers []*analysis.Analyzer) ([]Diagnostic, e
 			AllObjectFacts:    func() []analysis.ObjectFact { return nil },
 			AllPackageFacts:   func() []analysis.PackageFact { return nil },
 		}
-		if _, err := runGuarded(a, pass); err != nil {
+		if _, err := runGuarded(a, a.Run, pass); err != nil {
 			return nil, fmt.Errorf("analyzer %s: %w", a.Name, err)
 		}
 	}

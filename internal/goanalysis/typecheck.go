@@ -1,0 +1,522 @@
+package goanalysis
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/gcexportdata"
+	"golang.org/x/tools/go/packages"
+	"golang.org/x/tools/go/types/objectpath"
+	"honnef.co/go/tools/analysis/facts/deprecated"
+)
+
+// The loader asks go/packages for what go list says (files, imports,
+// modules) and type-checks the packages itself, because go/packages
+// type-checks every dependency from source into one graph that lives as
+// long as the program: on a change to caddy, the syntax and types of its
+// 959 dependencies were two thirds of the live heap after loading, carried
+// through the whole analysis (docs/performance.md, "A large repository").
+//
+// Here a package outside the repository (the standard library, a module)
+// is type-checked from source without its function bodies, as before, but
+// alone: its imports are decoded from their export data into a map of its
+// own, and once checked it is written as export data (gcexportdata, the
+// compiler's format) and its syntax and types are dropped. The
+// repository's packages are type-checked from source against one map into
+// which an import's export data is decoded when first imported: a
+// package's whole declarations for a direct import, and of the packages
+// behind it only the declarations it refers to. What a review holds of its
+// dependencies is then what its own code can reach, as a compiler's would.
+//
+// Export data carries no comments, so the deprecations of a dependency
+// (staticcheck's SA1019) are read from its syntax while it is checked and
+// replayed as facts when the checker reaches it (summary.replay).
+
+// typeChecker type-checks the packages go list gave for one load.
+type typeChecker struct {
+	ctx  context.Context
+	root string
+	fset *token.FileSet
+	// parseRepo parses a file of the repository.
+	parseRepo func(fset *token.FileSet, filename string, src []byte) (*ast.File, error)
+	// allowed reports whether a file outside the repository may be read.
+	allowed func(filename string) bool
+	nodes   map[*packages.Package]*node
+
+	parsedMu sync.Mutex
+	parsed   map[string]*parsedFile
+
+	// mu guards shared, the packages decoded for the repository's, and
+	// seeded, the packages type-checked from source that a decoding
+	// must find rather than make again.
+	mu     sync.Mutex
+	shared map[string]*types.Package
+	seeded []*types.Package
+}
+
+// A node is one package of the load.
+type node struct {
+	p    *packages.Package
+	kind nodeKind
+	done chan struct{}
+	// cut are the imports that close an import cycle: not waited for.
+	cut map[*packages.Package]bool
+	// sum is an outside package's summary (kind fromExport), or nil
+	// when it could not be written: its types are then its own.
+	sum *summary
+}
+
+type nodeKind int
+
+const (
+	// unneeded: no package analysed reads it (a test main, a test
+	// variant of unchanged tests); it gets an empty package.
+	unneeded nodeKind = iota
+	// fromSource: a package of the repository, type-checked from its
+	// syntax with all its type information.
+	fromSource
+	// fromExport: a package outside the repository, summarised.
+	fromExport
+)
+
+// A summary is what a review keeps of a package outside the repository.
+type summary struct {
+	data []byte
+	// deprecated are its objects documented as deprecated, by path, and
+	// pkgDeprecated the package's own deprecation.
+	deprecated    []deprecation
+	pkgDeprecated string
+}
+
+type deprecation struct {
+	path objectpath.Path
+	msg  string
+}
+
+// importerFunc is a types.Importer.
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+type parsedFile struct {
+	once sync.Once
+	f    *ast.File
+	err  error
+}
+
+// checkTypes type-checks pkgs, as go list gave them, and their
+// dependencies; needed are the packages that will be analysed, and
+// only what they import is type-checked. It returns the summaries of the
+// packages outside the repository, by their types.
+func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, allowed func(string) bool, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error)) map[*types.Package]*summary {
+	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), parseRepo: parseRepo, allowed: allowed,
+		nodes: map[*packages.Package]*node{}, parsed: map[string]*parsedFile{}, shared: map[string]*types.Package{}}
+	// The order is found depth-first; an import that closes a cycle
+	// (go list reports the cycle as the package's error) is cut.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[*packages.Package]int{}
+	var order []*node
+	var visit func(p *packages.Package, needed bool)
+	visit = func(p *packages.Package, isNeeded bool) {
+		n := tc.nodes[p]
+		if n == nil {
+			n = &node{p: p, done: make(chan struct{}), cut: map[*packages.Package]bool{}}
+			tc.nodes[p] = n
+		}
+		if isNeeded && n.kind == unneeded {
+			n.kind = fromExport
+			if inside(root, firstFile(p)) || len(p.CompiledGoFiles) == 0 && inside(root, p.Dir) {
+				n.kind = fromSource
+			}
+		} else if color[p] != white {
+			return
+		}
+		color[p] = grey
+		for _, imp := range p.Imports {
+			if color[imp] == grey {
+				n.cut[imp] = true
+				continue
+			}
+			if color[imp] == white || isNeeded && tc.nodes[imp].kind == unneeded {
+				visit(imp, isNeeded)
+			}
+		}
+		if color[p] != black {
+			order = append(order, n)
+		}
+		color[p] = black
+	}
+	for _, p := range needed {
+		visit(p, true)
+	}
+	for _, p := range pkgs {
+		visit(p, false)
+	}
+	// A package outside the repository that imports one of it (a module
+	// requiring the repository's) is checked from source like it: its
+	// export data would refer to a package that is not summarised.
+	for _, n := range order {
+		if n.kind != fromExport {
+			continue
+		}
+		for _, imp := range n.p.Imports {
+			if k := tc.nodes[imp].kind; k == fromSource {
+				n.kind = fromSource
+				break
+			}
+		}
+	}
+
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, n := range order {
+		wg.Go(func() {
+			defer close(n.done)
+			for _, imp := range n.p.Imports {
+				if !n.cut[imp] {
+					<-tc.nodes[imp].done
+				}
+			}
+			if tc.ctx.Err() != nil {
+				tc.empty(n.p)
+				return
+			}
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			switch n.kind {
+			case unneeded:
+				tc.empty(n.p)
+			case fromSource:
+				tc.checkSource(n)
+			case fromExport:
+				tc.checkDependency(n)
+			}
+		})
+	}
+	wg.Wait()
+
+	// What the checker and the analyzers see of a dependency is what the
+	// repository's packages decoded of it, or an empty package.
+	sums := map[*types.Package]*summary{}
+	for _, n := range order {
+		if n.kind != fromExport || n.sum == nil {
+			continue
+		}
+		p := n.p
+		p.Types = tc.shared[p.PkgPath]
+		if p.Types == nil {
+			p.Types = types.NewPackage(p.PkgPath, p.Name)
+			p.Types.MarkComplete()
+		}
+		sums[p.Types] = n.sum
+	}
+	return sums
+}
+
+// empty gives p an empty package: nothing analysed reads it.
+func (tc *typeChecker) empty(p *packages.Package) {
+	p.Fset = tc.fset
+	if p.PkgPath == "unsafe" {
+		p.Types = types.Unsafe
+	} else {
+		p.Types = types.NewPackage(p.PkgPath, p.Name)
+		p.Types.MarkComplete()
+	}
+}
+
+// importer returns the importer of n's package: a package of the
+// repository (or not summarised) as checked, a summarised one decoded
+// into imports: the shared map, under tc.mu, or a map of n's own.
+func (tc *typeChecker) importer(n *node, fset *token.FileSet, imports map[string]*types.Package) importerFunc {
+	shared := imports == nil
+	if shared {
+		imports = tc.shared
+	}
+	return func(path string) (*types.Package, error) {
+		if path == "unsafe" {
+			return types.Unsafe, nil
+		}
+		ip := n.p.Imports[path]
+		if ip == nil {
+			return nil, fmt.Errorf("no metadata for %s", path)
+		}
+		if n.cut[ip] {
+			return nil, fmt.Errorf("import cycle through %s", path)
+		}
+		in := tc.nodes[ip]
+		if in.kind != fromExport || in.sum == nil {
+			if ip.Types == nil {
+				return nil, fmt.Errorf("%s was not type-checked", path)
+			}
+			return ip.Types, nil
+		}
+		tc.mu.Lock()
+		for _, s := range tc.seeded {
+			if imports[s.Path()] == nil {
+				imports[s.Path()] = s
+			}
+		}
+		if shared {
+			// The map is decoded into by one package at a time.
+			defer tc.mu.Unlock()
+		} else {
+			tc.mu.Unlock()
+		}
+		if pkg := imports[ip.PkgPath]; pkg != nil && pkg.Complete() {
+			return pkg, nil
+		}
+		return gcexportdata.Read(bytes.NewReader(in.sum.data), fset, imports, ip.PkgPath)
+	}
+}
+
+// checkSource type-checks a package of the repository from its syntax,
+// with all its type information. (A package outside it checked so, which
+// imports one of it, has no function bodies.)
+func (tc *typeChecker) checkSource(n *node) {
+	p := n.p
+	if p.PkgPath == "unsafe" {
+		tc.empty(p)
+		p.Syntax, p.TypesInfo = []*ast.File{}, &types.Info{}
+		return
+	}
+	p.Fset = tc.fset
+	for _, name := range p.CompiledGoFiles {
+		f, err := tc.parseShared(name)
+		if err != nil {
+			p.Errors = append(p.Errors, parseErrors(err)...)
+		}
+		if f != nil {
+			p.Syntax = append(p.Syntax, f)
+		}
+	}
+	p.TypesInfo = &types.Info{
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Implicits:    map[ast.Node]types.Object{},
+		Instances:    map[*ast.Ident]types.Instance{},
+		Scopes:       map[ast.Node]*types.Scope{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
+		FileVersions: map[*ast.File]string{},
+	}
+	p.Types = types.NewPackage(p.PkgPath, p.Name)
+	tc.typeCheck(n, tc.fset, tc.importer(n, tc.fset, nil), !inside(tc.root, firstFile(p)), p.TypesInfo)
+	if p.ForTest == "" {
+		tc.mu.Lock()
+		tc.seeded = append(tc.seeded, p.Types)
+		tc.mu.Unlock()
+	}
+}
+
+// checkDependency type-checks a package outside the repository without
+// its function bodies, in a file set of its own, against its imports'
+// export data, and summarises it. A package whose export data cannot be
+// written keeps its types.
+func (tc *typeChecker) checkDependency(n *node) {
+	p := n.p
+	if p.PkgPath == "unsafe" {
+		tc.empty(p)
+		return
+	}
+	fset := token.NewFileSet()
+	for _, name := range p.CompiledGoFiles {
+		f, err := tc.parseDependency(fset, name)
+		if err != nil {
+			p.Errors = append(p.Errors, parseErrors(err)...)
+		}
+		if f != nil {
+			p.Syntax = append(p.Syntax, f)
+		}
+	}
+	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
+	p.Types = types.NewPackage(p.PkgPath, p.Name)
+	tc.typeCheck(n, fset, tc.importer(n, fset, map[string]*types.Package{}), true, info)
+	files := p.Syntax
+	p.Syntax = nil
+	sum, err := summarise(fset, p.Types, files, info)
+	if err != nil {
+		// Its positions are its own file set's: a rare package, which
+		// is analysed nowhere.
+		p.Fset = fset
+		tc.mu.Lock()
+		tc.seeded = append(tc.seeded, p.Types)
+		tc.mu.Unlock()
+		return
+	}
+	n.sum = sum
+	p.Fset, p.Types = tc.fset, nil
+}
+
+// typeCheck runs the type checker on p's syntax, recording its errors
+// as go/packages does. Without bodies (a package outside the repository),
+// an import used only in them is unused: that error is not the package's.
+func (tc *typeChecker) typeCheck(n *node, fset *token.FileSet, imp importerFunc, noBodies bool, info *types.Info) {
+	p := n.p
+	conf := &types.Config{
+		Importer:         imp,
+		IgnoreFuncBodies: noBodies,
+		Sizes:            p.TypesSizes,
+		Error: func(err error) {
+			te, ok := err.(types.Error)
+			switch {
+			case !ok:
+				p.Errors = append(p.Errors, packages.Error{Pos: "-", Msg: err.Error(), Kind: packages.UnknownError})
+			case noBodies && unusedImport(te.Msg):
+			default:
+				p.TypeErrors = append(p.TypeErrors, te)
+				p.Errors = append(p.Errors, packages.Error{Pos: te.Fset.Position(te.Pos).String(), Msg: te.Msg, Kind: packages.TypeError})
+			}
+		},
+	}
+	if p.Module != nil && p.Module.GoVersion != "" {
+		conf.GoVersion = "go" + p.Module.GoVersion
+	}
+	err := types.NewChecker(conf, fset, p.Types, info).Files(p.Syntax)
+	if err != nil && len(p.Errors) == 0 && !(noBodies && unusedImport(err.Error())) {
+		p.Errors = append(p.Errors, packages.Error{Pos: "-", Msg: err.Error(), Kind: packages.UnknownError})
+	}
+	p.IllTyped = len(p.Errors) > 0
+	for _, imp := range p.Imports {
+		p.IllTyped = p.IllTyped || !n.cut[imp] && imp.IllTyped
+	}
+}
+
+// parseShared parses a file of a package checked from source once,
+// whichever of the package's variants asks.
+func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
+	tc.parsedMu.Lock()
+	pf := tc.parsed[filename]
+	if pf == nil {
+		pf = &parsedFile{}
+		tc.parsed[filename] = pf
+	}
+	tc.parsedMu.Unlock()
+	pf.once.Do(func() {
+		if !inside(tc.root, filename) {
+			pf.f, pf.err = tc.parseDependency(tc.fset, filename)
+			return
+		}
+		src, err := os.ReadFile(filename)
+		if err != nil {
+			pf.err = err
+			return
+		}
+		pf.f, pf.err = tc.parseRepo(tc.fset, filename, src)
+	})
+	return pf.f, pf.err
+}
+
+// parseDependency parses a file outside the repository without what
+// type-checking its declarations does not need (trim).
+func (tc *typeChecker) parseDependency(fset *token.FileSet, filename string) (*ast.File, error) {
+	if !tc.allowed(filename) {
+		// go list names only files of GOROOT and the module cache (and,
+		// in the go command's build cache, the test main it generates);
+		// anything else is not read into a review.
+		return nil, fmt.Errorf("%s is outside the tree, GOROOT and the module cache", filepath.Base(filename))
+	}
+	src, err := os.ReadFile(filename)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
+	if f != nil {
+		trim(f)
+	}
+	return f, err
+}
+
+// parseErrors turns a parser's error into the package's errors, as
+// go/packages does.
+func parseErrors(err error) []packages.Error {
+	var list scanner.ErrorList
+	var pathErr *os.PathError
+	switch {
+	case errors.As(err, &list):
+		out := make([]packages.Error, len(list))
+		for i, e := range list {
+			out[i] = packages.Error{Pos: e.Pos.String(), Msg: e.Msg, Kind: packages.ParseError}
+		}
+		return out
+	case errors.As(err, &pathErr):
+		return []packages.Error{{Pos: pathErr.Path + ":1", Msg: pathErr.Err.Error(), Kind: packages.ParseError}}
+	}
+	return []packages.Error{{Pos: "-", Msg: err.Error(), Kind: packages.UnknownError}}
+}
+
+// summarise writes pkg's export data and reads its deprecations from
+// its syntax (staticcheck's own reading, run on it alone).
+func summarise(fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info) (sum *summary, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			sum, err = nil, fmt.Errorf("export data of %s: %v", pkg.Path(), x)
+		}
+	}()
+	var buf bytes.Buffer
+	if err := gcexportdata.Write(&buf, fset, pkg); err != nil {
+		return nil, err
+	}
+	sum = &summary{data: bytes.Clone(buf.Bytes())}
+	var enc objectpath.Encoder
+	pass := &analysis.Pass{
+		Analyzer:  deprecated.Analyzer,
+		Fset:      fset,
+		Files:     files,
+		Pkg:       pkg,
+		TypesInfo: info,
+		ExportObjectFact: func(obj types.Object, f analysis.Fact) {
+			if obj == nil {
+				return
+			}
+			if path, err := enc.For(obj); err == nil {
+				sum.deprecated = append(sum.deprecated, deprecation{path, f.(*deprecated.IsDeprecated).Msg})
+			}
+		},
+		ExportPackageFact: func(f analysis.Fact) { sum.pkgDeprecated = f.(*deprecated.IsDeprecated).Msg },
+		AllObjectFacts:    func() []analysis.ObjectFact { return nil },
+		AllPackageFacts:   func() []analysis.PackageFact { return nil },
+	}
+	if _, err := deprecated.Analyzer.Run(pass); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// replay is the deprecation analyzer's pass on a summarised package:
+// the deprecations read from its syntax become facts of the objects the
+// repository's packages decoded (an object they did not is used nowhere
+// here), and its result is the analyzer's.
+func (s *summary) replay(pass *analysis.Pass) (any, error) {
+	if s.pkgDeprecated != "" {
+		pass.ExportPackageFact(&deprecated.IsDeprecated{Msg: s.pkgDeprecated})
+	}
+	for _, d := range s.deprecated {
+		if obj, err := objectpath.Object(pass.Pkg, d.path); err == nil && obj.Pkg() == pass.Pkg {
+			pass.ExportObjectFact(obj, &deprecated.IsDeprecated{Msg: d.msg})
+		}
+	}
+	out := deprecated.Result{Objects: map[types.Object]*deprecated.IsDeprecated{}, Packages: map[*types.Package]*deprecated.IsDeprecated{}}
+	for _, f := range pass.AllObjectFacts() {
+		out.Objects[f.Object] = f.Fact.(*deprecated.IsDeprecated)
+	}
+	for _, f := range pass.AllPackageFacts() {
+		out.Packages[f.Package] = f.Fact.(*deprecated.IsDeprecated)
+	}
+	return out, nil
+}
