@@ -24,31 +24,35 @@ import (
 
 // The loader asks go/packages for what go list says (files, imports,
 // modules) and type-checks the packages itself, because go/packages
-// type-checks every dependency from source into one graph that lives as
-// long as the program: on a change to caddy, the syntax and types of its
-// 959 dependencies were two thirds of the live heap after loading, carried
-// through the whole analysis (docs/performance.md, "A large repository").
+// keeps every dependency's syntax and types in one graph that lives as
+// long as the program: on a change to caddy, its 959 dependencies were
+// two thirds of the live heap after loading, carried through the whole
+// analysis (docs/performance.md, "A large repository").
 //
-// Here a package outside the repository (the standard library, a module)
-// is type-checked from source without its function bodies, as before, but
-// alone: its imports are decoded from their export data into a map of its
-// own, and once checked it is written as export data (gcexportdata, the
-// compiler's format) and its syntax and types are dropped. The
-// repository's packages are type-checked from source against one map into
-// which an import's export data is decoded when first imported: a
-// package's whole declarations for a direct import, and of the packages
-// behind it only the declarations it refers to. What a review holds of its
-// dependencies is then what its own code can reach, as a compiler's would.
+// Here the packages outside the repository (the standard library,
+// modules) are type-checked from source without their function bodies,
+// as before, each against its imports' types, and their syntax is
+// dropped as each is done. Those the repository's packages import are
+// then written as export data (gcexportdata, the compiler's format). The
+// repository's packages are type-checked from source against one map
+// into which an import's export data is decoded when first imported: its
+// whole declarations, and of the packages behind it only what they refer
+// to. Once loaded, the program holds of its dependencies what its own
+// code can reach, as a compiler would; the dependencies' own types are
+// garbage.
 //
-// Export data carries no comments, so the deprecations of a dependency
-// (staticcheck's SA1019) are read from its syntax while it is checked and
-// replayed as facts when the checker reaches it (summary.replay).
+// Export data carries no comments, so the deprecations of every
+// dependency (staticcheck's SA1019) are read from its syntax while it is
+// checked and replayed as facts when the checker reaches it
+// (summary.replay).
 
 // typeChecker type-checks the packages go list gave for one load.
 type typeChecker struct {
 	ctx  context.Context
 	root string
-	fset *token.FileSet
+	// fset holds the repository's files and what is decoded for them;
+	// depFset the dependencies' files, dropped with them.
+	fset, depFset *token.FileSet
 	// parseRepo parses a file of the repository.
 	parseRepo func(fset *token.FileSet, filename string, src []byte) (*ast.File, error)
 	// allowed reports whether a file outside the repository may be read.
@@ -59,8 +63,8 @@ type typeChecker struct {
 	parsed   map[string]*parsedFile
 
 	// mu guards shared, the packages decoded for the repository's, and
-	// seeded, the packages type-checked from source that a decoding
-	// must find rather than make again.
+	// seeded, the repository's packages, which a decoding must find
+	// rather than make again.
 	mu     sync.Mutex
 	shared map[string]*types.Package
 	seeded []*types.Package
@@ -73,8 +77,10 @@ type node struct {
 	done chan struct{}
 	// cut are the imports that close an import cycle: not waited for.
 	cut map[*packages.Package]bool
-	// sum is an outside package's summary (kind fromExport), or nil
-	// when it could not be written: its types are then its own.
+	// imported says that a package checked from source imports this one
+	// (kind fromExport): its export data is written.
+	imported bool
+	// sum is an outside package's summary (kind fromExport).
 	sum *summary
 }
 
@@ -93,7 +99,10 @@ const (
 
 // A summary is what a review keeps of a package outside the repository.
 type summary struct {
+	// data is its export data, for a package the repository's import;
+	// err says why it could not be written.
 	data []byte
+	err  error
 	// deprecated are its objects documented as deprecated, by path, and
 	// pkgDeprecated the package's own deprecation.
 	deprecated    []deprecation
@@ -121,10 +130,11 @@ type parsedFile struct {
 // only what they import is type-checked. It returns the summaries of the
 // packages outside the repository, by their types.
 func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, allowed func(string) bool, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error)) map[*types.Package]*summary {
-	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), parseRepo: parseRepo, allowed: allowed,
+	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), depFset: token.NewFileSet(), parseRepo: parseRepo, allowed: allowed,
 		nodes: map[*packages.Package]*node{}, parsed: map[string]*parsedFile{}, shared: map[string]*types.Package{}}
-	// The order is found depth-first; an import that closes a cycle
-	// (go list reports the cycle as the package's error) is cut.
+	// The order is found depth-first, from the needed packages first;
+	// an import that closes a cycle (go list reports the cycle as the
+	// package's error) is cut.
 	const (
 		white = iota
 		grey
@@ -132,34 +142,27 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	)
 	color := map[*packages.Package]int{}
 	var order []*node
-	var visit func(p *packages.Package, needed bool)
+	var visit func(p *packages.Package, isNeeded bool)
 	visit = func(p *packages.Package, isNeeded bool) {
-		n := tc.nodes[p]
-		if n == nil {
-			n = &node{p: p, done: make(chan struct{}), cut: map[*packages.Package]bool{}}
-			tc.nodes[p] = n
+		if color[p] != white {
+			return
 		}
-		if isNeeded && n.kind == unneeded {
+		color[p] = grey
+		n := &node{p: p, done: make(chan struct{}), cut: map[*packages.Package]bool{}}
+		if isNeeded {
 			n.kind = fromExport
 			if inside(root, firstFile(p)) || len(p.CompiledGoFiles) == 0 && inside(root, p.Dir) {
 				n.kind = fromSource
 			}
-		} else if color[p] != white {
-			return
 		}
-		color[p] = grey
+		tc.nodes[p] = n
 		for _, imp := range p.Imports {
 			if color[imp] == grey {
 				n.cut[imp] = true
-				continue
 			}
-			if color[imp] == white || isNeeded && tc.nodes[imp].kind == unneeded {
-				visit(imp, isNeeded)
-			}
+			visit(imp, isNeeded)
 		}
-		if color[p] != black {
-			order = append(order, n)
-		}
+		order = append(order, n)
 		color[p] = black
 	}
 	for _, p := range needed {
@@ -179,6 +182,13 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 			if k := tc.nodes[imp].kind; k == fromSource {
 				n.kind = fromSource
 				break
+			}
+		}
+	}
+	for _, n := range order {
+		if n.kind == fromSource {
+			for _, imp := range n.p.Imports {
+				tc.nodes[imp].imported = true
 			}
 		}
 	}
@@ -219,6 +229,7 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 			continue
 		}
 		p := n.p
+		p.Fset, p.Syntax = tc.fset, nil
 		p.Types = tc.shared[p.PkgPath]
 		if p.Types == nil {
 			p.Types = types.NewPackage(p.PkgPath, p.Name)
@@ -240,14 +251,10 @@ func (tc *typeChecker) empty(p *packages.Package) {
 	}
 }
 
-// importer returns the importer of n's package: a package of the
-// repository (or not summarised) as checked, a summarised one decoded
-// into imports: the shared map, under tc.mu, or a map of n's own.
-func (tc *typeChecker) importer(n *node, fset *token.FileSet, imports map[string]*types.Package) importerFunc {
-	shared := imports == nil
-	if shared {
-		imports = tc.shared
-	}
+// importer returns the importer of n's package. A dependency imports
+// its imports' types; a package of the repository a dependency's export
+// data, decoded into the shared map (under tc.mu: one package at a time).
+func (tc *typeChecker) importer(n *node) importerFunc {
 	return func(path string) (*types.Package, error) {
 		if path == "unsafe" {
 			return types.Unsafe, nil
@@ -260,28 +267,26 @@ func (tc *typeChecker) importer(n *node, fset *token.FileSet, imports map[string
 			return nil, fmt.Errorf("import cycle through %s", path)
 		}
 		in := tc.nodes[ip]
-		if in.kind != fromExport || in.sum == nil {
+		if n.kind != fromSource || in.kind != fromExport {
 			if ip.Types == nil {
 				return nil, fmt.Errorf("%s was not type-checked", path)
 			}
 			return ip.Types, nil
 		}
+		if in.sum.err != nil {
+			return nil, in.sum.err
+		}
 		tc.mu.Lock()
+		defer tc.mu.Unlock()
 		for _, s := range tc.seeded {
-			if imports[s.Path()] == nil {
-				imports[s.Path()] = s
+			if tc.shared[s.Path()] == nil {
+				tc.shared[s.Path()] = s
 			}
 		}
-		if shared {
-			// The map is decoded into by one package at a time.
-			defer tc.mu.Unlock()
-		} else {
-			tc.mu.Unlock()
-		}
-		if pkg := imports[ip.PkgPath]; pkg != nil && pkg.Complete() {
+		if pkg := tc.shared[ip.PkgPath]; pkg != nil && pkg.Complete() {
 			return pkg, nil
 		}
-		return gcexportdata.Read(bytes.NewReader(in.sum.data), fset, imports, ip.PkgPath)
+		return gcexportdata.Read(bytes.NewReader(in.sum.data), tc.fset, tc.shared, ip.PkgPath)
 	}
 }
 
@@ -316,7 +321,7 @@ func (tc *typeChecker) checkSource(n *node) {
 		FileVersions: map[*ast.File]string{},
 	}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
-	tc.typeCheck(n, tc.fset, tc.importer(n, tc.fset, nil), !inside(tc.root, firstFile(p)), p.TypesInfo)
+	tc.typeCheck(n, tc.fset, tc.importer(n), !inside(tc.root, firstFile(p)), p.TypesInfo)
 	if p.ForTest == "" {
 		tc.mu.Lock()
 		tc.seeded = append(tc.seeded, p.Types)
@@ -325,18 +330,16 @@ func (tc *typeChecker) checkSource(n *node) {
 }
 
 // checkDependency type-checks a package outside the repository without
-// its function bodies, in a file set of its own, against its imports'
-// export data, and summarises it. A package whose export data cannot be
-// written keeps its types.
+// its function bodies, against its imports' types, and summarises it.
 func (tc *typeChecker) checkDependency(n *node) {
 	p := n.p
 	if p.PkgPath == "unsafe" {
 		tc.empty(p)
 		return
 	}
-	fset := token.NewFileSet()
+	p.Fset = tc.depFset
 	for _, name := range p.CompiledGoFiles {
-		f, err := tc.parseDependency(fset, name)
+		f, err := tc.parseDependency(tc.depFset, name)
 		if err != nil {
 			p.Errors = append(p.Errors, parseErrors(err)...)
 		}
@@ -346,21 +349,9 @@ func (tc *typeChecker) checkDependency(n *node) {
 	}
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
-	tc.typeCheck(n, fset, tc.importer(n, fset, map[string]*types.Package{}), true, info)
-	files := p.Syntax
+	tc.typeCheck(n, tc.depFset, tc.importer(n), true, info)
+	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported)
 	p.Syntax = nil
-	sum, err := summarise(fset, p.Types, files, info)
-	if err != nil {
-		// Its positions are its own file set's: a rare package, which
-		// is analysed nowhere.
-		p.Fset = fset
-		tc.mu.Lock()
-		tc.seeded = append(tc.seeded, p.Types)
-		tc.mu.Unlock()
-		return
-	}
-	n.sum = sum
-	p.Fset, p.Types = tc.fset, nil
 }
 
 // typeCheck runs the type checker on p's syntax, recording its errors
@@ -460,19 +451,10 @@ func parseErrors(err error) []packages.Error {
 	return []packages.Error{{Pos: "-", Msg: err.Error(), Kind: packages.UnknownError}}
 }
 
-// summarise writes pkg's export data and reads its deprecations from
-// its syntax (staticcheck's own reading, run on it alone).
-func summarise(fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info) (sum *summary, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			sum, err = nil, fmt.Errorf("export data of %s: %v", pkg.Path(), x)
-		}
-	}()
-	var buf bytes.Buffer
-	if err := gcexportdata.Write(&buf, fset, pkg); err != nil {
-		return nil, err
-	}
-	sum = &summary{data: bytes.Clone(buf.Bytes())}
+// summarise reads pkg's deprecations from its syntax (staticcheck's own
+// reading, run on it alone) and, with export, writes its export data.
+func summarise(fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, export bool) *summary {
+	sum := &summary{}
 	var enc objectpath.Encoder
 	pass := &analysis.Pass{
 		Analyzer:  deprecated.Analyzer,
@@ -492,10 +474,26 @@ func summarise(fset *token.FileSet, pkg *types.Package, files []*ast.File, info 
 		AllObjectFacts:    func() []analysis.ObjectFact { return nil },
 		AllPackageFacts:   func() []analysis.PackageFact { return nil },
 	}
-	if _, err := deprecated.Analyzer.Run(pass); err != nil {
-		return nil, err
+	// Its result is the facts, which are kept here.
+	_, _ = deprecated.Analyzer.Run(pass)
+	if export {
+		sum.data, sum.err = exportData(fset, pkg)
 	}
-	return sum, nil
+	return sum
+}
+
+// exportData returns pkg's export data.
+func exportData(fset *token.FileSet, pkg *types.Package) (data []byte, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			data, err = nil, fmt.Errorf("its export data could not be written: %v", x)
+		}
+	}()
+	var buf bytes.Buffer
+	if err := gcexportdata.Write(&buf, fset, pkg); err != nil {
+		return nil, fmt.Errorf("its export data could not be written: %v", err)
+	}
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 // replay is the deprecation analyzer's pass on a summarised package:
