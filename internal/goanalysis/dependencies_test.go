@@ -2,11 +2,17 @@ package goanalysis_test
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
+	"slices"
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
+	"honnef.co/go/tools/staticcheck"
+
+	"github.com/quorum-review/quorum/internal/goanalysis"
 
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
@@ -85,4 +91,89 @@ func findIdent(pkg *packages.Package, name string) *ast.Ident {
 		})
 	}
 	return found
+}
+
+// TestDeprecationsOfAModule: a module's deprecations reach SA1019 though
+// the module is held as export data, which carries no comments: a
+// deprecated function of the package the change imports, and a deprecated
+// method and field of a type of a package behind it, which the change
+// reaches only through the first one's declarations.
+func TestDeprecationsOfAModule(t *testing.T) {
+	t.Parallel()
+	proxy := goanalysistest.NewGoProxy(t, goanalysistest.Module{Path: "corp.example/lib", Version: "v1.0.0", Files: map[string]string{
+		"lib.go": `package lib
+
+import "corp.example/lib/inner"
+
+// Old is old.
+//
+// Deprecated: use New.
+func Old() int { return 1 }
+
+// New makes a T.
+func New() *inner.T { return &inner.T{} }
+`,
+		"inner/inner.go": `package inner
+
+// T is a thing.
+type T struct {
+	// Count counts.
+	//
+	// Deprecated: always zero.
+	Count int
+}
+
+// Legacy does nothing.
+//
+// Deprecated: do nothing yourself.
+func (*T) Legacy() {}
+
+// Current does nothing either.
+func (*T) Current() {}
+`,
+	}})
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": requireLine("corp.example/lib v1.0.0"), "app/app.go": "package app\n\nfunc A() int { return 1 }\n"})
+	base := r.Commit("base")
+	app := `package app
+
+import "corp.example/lib"
+
+func A() int {
+	t := lib.New()
+	t.Legacy() // method
+	t.Current()
+	return lib.Old() + t.Count // function and field
+}
+`
+	r.Write(map[string]string{"app/app.go": app})
+	c := r.Change(base, r.Commit("head"))
+	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	if len(p.Fallback) > 0 || len(p.Packages) == 0 {
+		t.Fatalf("app was not type-checked: %s", reasons(p))
+	}
+	var sa1019 *analysis.Analyzer
+	for _, a := range staticcheck.Analyzers {
+		if a.Analyzer.Name == "SA1019" {
+			sa1019 = a.Analyzer
+		}
+	}
+	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{sa1019}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%d: %s", d.Line, strings.TrimSpace(d.Message)))
+	}
+	slices.Sort(got)
+	method, both := goanalysistest.Marked(app, "method")[0], goanalysistest.Marked(app, "function and field")[0]
+	want := []string{
+		fmt.Sprintf("%d: (*corp.example/lib/inner.T).Legacy is deprecated: do nothing yourself.", method),
+		fmt.Sprintf("%d: (corp.example/lib/inner.T).Count is deprecated: always zero.", both),
+		fmt.Sprintf("%d: corp.example/lib.Old is deprecated: use New.", both),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("SA1019 found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

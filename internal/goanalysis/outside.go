@@ -45,9 +45,9 @@ type checkRun struct {
 	// summaries are the dependencies' summaries: their deprecations are
 	// replayed rather than read from syntax they no longer have.
 	summaries map[*types.Package]*summary
-	keep    map[*analysis.Analyzer]bool // run outside the repository too
-	copies  map[*analysis.Analyzer]*analysis.Analyzer
-	orig    map[*analysis.Analyzer]*analysis.Analyzer // copy → original
+	keep      map[*analysis.Analyzer]bool // run outside the repository too
+	copies    map[*analysis.Analyzer]*analysis.Analyzer
+	orig      map[*analysis.Analyzer]*analysis.Analyzer // copy → original
 	// readers says when a result can be dropped, and deps when a
 	// dependency's syntax can (release.go).
 	readers readers
