@@ -170,8 +170,8 @@ func (l *Loader) RegisterPartly(full, standIn *analysis.Analyzer) {
 }
 
 // keep is how many changes' loads a Loader keeps: the specialists of one
-// review share the last one; a program with its dependencies' syntax
-// weighs a few hundred megabytes, so no more are kept.
+// review share the last one; a program of a large repository weighs a
+// hundred megabytes or more, so no more are kept.
 const keep = 2
 
 // NewLoader returns a loader with cfg.
@@ -202,7 +202,8 @@ type Program struct {
 	// loading is over, and maps file names back to repository paths.
 	Root string
 	// Packages are the changed packages that type-check, with their
-	// dependencies (loaded with packages.LoadAllSyntax).
+	// dependencies: the repository's with their syntax, the others as
+	// export data (typecheck.go).
 	Packages []*packages.Package
 	// Partial are changed packages type-checked in part: what the
 	// review's environment lacks (an import not available offline, a

@@ -15,18 +15,19 @@ import (
 // The checker applies every analyzer that uses facts, and the analyzers
 // it requires, to every dependency of the packages analyzed: for a small
 // change, staticcheck's IR of some 80–150 standard-library packages and
-// the fact analyzers over it, a fifth of a review's analysis. Yet the
-// loader has trimmed the function bodies of every package outside the
-// repository (see trim), so the facts drawn from bodies (a function that
-// never returns, a pure function, a result never nil, a printf wrapper, an
-// even-length slice) are absent from them either way, but for the generic
-// functions, whose bodies the type checker needs. Those analyzers are
-// therefore skipped on packages outside the repository: they return their
-// result type's zero value and export nothing, at no cost.
+// the fact analyzers over it, a fifth of a review's analysis. Yet a
+// package outside the repository is held as export data (typecheck.go),
+// without syntax or function bodies, so the facts drawn from bodies (a
+// function that never returns, a pure function, a result never nil, a
+// printf wrapper, an even-length slice) are absent from them either way.
+// Those analyzers are therefore skipped on packages outside the
+// repository: they return their result type's zero value and export
+// nothing, at no cost.
 //
 // Still run there are the analyzers whose facts come from declarations:
 // staticcheck's deprecations (what SA1019 reports of the standard library
-// and of modules), cheap on bodiless code.
+// and of modules), which the loader read from each dependency's syntax
+// while it type-checked it; their pass replays them (summary.replay).
 //
 // The checker has no per-package switch, so each check runs copies of its
 // analyzers, made for it (see checkRun), whose Run skips the packages that

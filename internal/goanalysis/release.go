@@ -136,12 +136,11 @@ func ordered(analyzers []*analysis.Analyzer) map[*analysis.Analyzer][]*analysis.
 	return map[*analysis.Analyzer][]*analysis.Analyzer{buildssa.Analyzer: irReaders}
 }
 
-// A dependency's syntax and type information (its function bodies, when
-// it is one of the repository's own packages) are read by its own passes
-// only, and the checker runs them before those of the packages importing
-// it: the given packages' analysis, where a review's memory peaks, ran
-// with all of it alive. On caddy's change that was the syntax of 1,004
-// packages, most of the live heap after loading (docs/performance.md).
+// A dependency's syntax and type information (the repository's own
+// packages', with their function bodies: the others have none, see
+// typecheck.go) are read by its own passes only, and the checker runs
+// them before those of the packages importing it: the given packages'
+// analysis, where a review's memory peaks, ran with all of it alive.
 // Once the last pass on a dependency has ended, what it read is dropped.
 
 // depPasses follows the passes on one dependency.
