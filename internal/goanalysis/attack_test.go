@@ -5,11 +5,15 @@ import (
 	"go/ast"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/tools/go/packages"
+
 	"github.com/quorum-review/quorum/internal/goanalysis"
+	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
 )
 
 // quorum, unconfined (root), reads the tree once go list has answered. A
@@ -104,6 +108,58 @@ exit 1
 			t.Errorf("%s: the go command ran as root", what)
 		case !strings.Contains(why, "probe uid="):
 			t.Errorf("%s: the go command the loader was given did not run (%q): a go command other than the sandbox's ran", what, why)
+		}
+	}
+}
+
+// The loader type-checks the files go list names. A go command that
+// plays the attacker names, as the files of the changed package and of
+// a standard-library package it imports, a host file the sandbox does
+// not show: quorum must not read it, for the package's or for the
+// dependency's types, and says the package did not load.
+func TestGoListCannotNameAHostFileToTypeCheck(t *testing.T) {
+	t.Parallel()
+	base := worldDir(t, "quorum-go-names-")
+	outside := filepath.Join(base, "outside")
+	if err := os.Mkdir(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "QUORUM_HOST_SECRET_91ac"
+	secretFile := filepath.Join(outside, "secret.go")
+	if err := os.WriteFile(secretFile, []byte("package p\n\nconst Token = \""+secret+"\"\n\nfunc F() {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	goExe := standInGo(t, base, `out=$(`+goRoot(t)+`/bin/go "$@"); rc=$?
+printf '%s\n' "$out" | sed -e 's#"p.go"#"`+secretFile+`"#g' -e 's#"builder.go"#"`+secretFile+`"#g'
+exit $rc
+`)
+	r := goanalysistest.NewRepo(t)
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
+	prev := r.Commit("base")
+	r.Write(map[string]string{"p/p.go": "package p\n\nimport \"strings\"\n\nfunc F() string { return strings.ToUpper(\"x\") }\n"})
+	ch := r.Change(prev, r.Commit("head"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := goanalysis.NewLoader(goanalysis.Config{Go: goExe, CacheDir: t.TempDir()}).Load(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Fallback) != 1 || p.Fallback[0].Dir != "p" || !strings.Contains(p.Fallback[0].Reason, "secret.go is outside the tree") {
+		t.Errorf("p loaded from a file go list named outside the tree: %+v", p.Fallback)
+	}
+	for _, f := range p.Fallback {
+		if strings.Contains(f.Reason, secret) {
+			t.Errorf("the host's file reached the review: %q", f.Reason)
+		}
+	}
+	seen := map[*packages.Package]bool{}
+	packages.Visit(slices.Concat(p.Packages, p.Partial), func(pkg *packages.Package) bool {
+		seen[pkg] = true
+		return true
+	}, nil)
+	for pkg := range seen {
+		if pkg.Types != nil && pkg.Types.Scope().Lookup("Token") != nil {
+			t.Errorf("%s declares the host file's Token: quorum type-checked it", pkg.PkgPath)
 		}
 	}
 }

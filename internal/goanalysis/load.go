@@ -904,10 +904,11 @@ func newSelection(pkgs []*packages.Package, root string, testDirs map[string]boo
 	return s
 }
 
-// dir returns p's directory relative to the root, or "".
+// dir returns p's directory relative to the root, or "" for a package
+// with no file in the tree.
 func (s selection) dir(p *packages.Package) string {
 	f := firstFile(p)
-	if f == "" {
+	if f == "" || !inside(s.root, f) {
 		return ""
 	}
 	rel, _ := filepath.Rel(s.root, filepath.Dir(f))
