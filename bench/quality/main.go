@@ -38,10 +38,13 @@ import (
 	"github.com/quorum-review/quorum/bench/internal/machine"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/llm"
+	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/pipeline"
 )
 
 func main() {
+	// A case is reviewed as quorum reviews it, with its collector's pace.
+	membudget.SetGCPercent(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"runtime/debug"
 	"testing"
 )
 
@@ -42,24 +41,5 @@ func TestReviewBudget(t *testing.T) {
 	}
 	if _, err := reviewBudget("", files(nil)); err == nil || errors.As(err, new(usageError)) {
 		t.Errorf("nothing readable: err = %v, want an error that is not a usage error", err)
-	}
-}
-
-// TestGCPercent: quorum collects at gcPercent unless GOGC is set, which
-// is the user's to choose.
-func TestGCPercent(t *testing.T) {
-	prev := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(prev)
-	if !setGCPercent(func(string) string { return "" }) {
-		t.Error("GOGC unset: the GC percent was not set")
-	}
-	if got := debug.SetGCPercent(100); got != gcPercent {
-		t.Errorf("GOGC unset: GC percent %d, want %d", got, gcPercent)
-	}
-	if setGCPercent(func(k string) string { return map[string]string{"GOGC": "200"}[k] }) {
-		t.Error("GOGC=200: the GC percent was set over it")
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GOGC=200: GC percent %d, want it left alone (100)", got)
 	}
 }

@@ -19,35 +19,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quorum-review/quorum/internal/membudget"
 	"github.com/quorum-review/quorum/internal/review"
 	"github.com/quorum-review/quorum/internal/store"
 )
 
 func main() {
-	setGCPercent(os.Getenv)
+	membudget.SetGCPercent(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
-}
-
-// gcPercent is quorum's GOGC, unless the environment sets one. A review
-// allocates fast over a large live heap (the types, syntax and IR of the
-// packages it analyses), and Go's default of 100 lets the heap grow to
-// twice what is live before collecting: at 60, a review of a change to
-// caddy peaks at about 450 MB instead of 580, one to nats-server at 870
-// MB instead of 1,090, for 3–10 % more CPU (docs/performance.md, "A large
-// repository").
-const gcPercent = 60
-
-// setGCPercent sets the collector's target to gcPercent when GOGC is not
-// set; it returns whether it did.
-func setGCPercent(getenv func(string) string) bool {
-	if getenv("GOGC") != "" {
-		return false
-	}
-	debug.SetGCPercent(gcPercent)
-	return true
 }
 
 // exitCode reports err and chooses the exit status: 0 ok, 2 usage, 3 a
