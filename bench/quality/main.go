@@ -43,8 +43,9 @@ import (
 )
 
 func main() {
-	// A case is reviewed as quorum reviews it, with its collector's pace.
-	membudget.SetGCPercent(os.Getenv)
+	// A case is reviewed as quorum review reviews it, its collector
+	// paced the same way.
+	membudget.PaceGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -1,22 +1,77 @@
 package membudget
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
 
-// GCPercent is quorum's GOGC, unless the environment sets one. A review
-// allocates fast over a large live heap (the types, syntax and IR of the
-// packages it analyses), and Go's default of 100 lets the heap grow to
-// twice what is live before collecting: at 60, a review of a change to
-// caddy peaks at about 440 MB instead of 580, one to nats-server at about
-// 870 MB instead of 1,090, for a few per cent more CPU
-// (docs/performance.md, "A large repository").
-const GCPercent = 60
+// A review allocates fast over a large live heap (the types, syntax and
+// IR of the packages it analyses), and Go's collector, at its default
+// GOGC of 100, lets the heap grow to twice what the last collection
+// found live: a review's peak is twice its largest live heap. A lower
+// GOGC lowers the peak but makes every collection of the review more
+// frequent, when the heap is small too.
+//
+// The review process is paced instead (PaceGC): GOGC stays at 100, under a
+// soft memory limit of Floor, or of Headroom times the largest live heap
+// seen so far when that is more. Below Floor/2 live, the collector runs as
+// it always does; near the largest live heap, the heap may grow by half of
+// it before a collection. A review of a change to caddy then peaks under
+// 500 MB, one to nats-server under 1 GB (docs/performance.md, "A large
+// repository").
+const (
+	Floor    = 384 << 20
+	Headroom = 1.5
+)
 
-// SetGCPercent sets the collector's target to GCPercent when GOGC is not
-// set; it returns whether it did.
-func SetGCPercent(getenv func(string) string) bool {
-	if getenv("GOGC") != "" {
+// PaceGC paces the collector of a process that runs one review, as above,
+// unless the environment sets GOGC or GOMEMLIMIT, which are the user's
+// to choose. It returns whether it does. A server bounds its reviews'
+// memory with its budget instead (serve --review-memory).
+func PaceGC(getenv func(string) string) bool {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return false
 	}
-	debug.SetGCPercent(GCPercent)
+	p := &pacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	debug.SetMemoryLimit(Floor)
+	p.arm()
 	return true
+}
+
+// pacer raises the soft memory limit with the largest live heap, after
+// each collection (a finalizer runs once per collection that finds its
+// object unreachable).
+type pacer struct {
+	mu      sync.Mutex
+	sample  []metrics.Sample
+	maxLive uint64
+}
+
+// sentinel is the object whose finalizer follows the collections: large
+// enough not to be allocated in a tiny block, where it could live on.
+type sentinel struct{ _ [32]byte }
+
+func (p *pacer) arm() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		p.collected()
+		p.arm()
+	})
+}
+
+// collected sets the limit from the live heap the last collection found.
+func (p *pacer) collected() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	metrics.Read(p.sample)
+	if p.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := p.sample[0].Value.Uint64()
+	if live <= p.maxLive {
+		return
+	}
+	p.maxLive = live
+	debug.SetMemoryLimit(max(Floor, int64(Headroom*float64(live))))
 }

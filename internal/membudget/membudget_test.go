@@ -3,7 +3,6 @@ package membudget_test
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -142,24 +141,5 @@ func TestEstimateOf(t *testing.T) {
 		if e.SourceBytes != tc.source || e.Packages != tc.packages || e.Bytes != membudget.Base+membudget.PerSourceByte*tc.source {
 			t.Errorf("%s: %+v, want %d bytes of source in %d packages", tc.name, e, tc.source, tc.packages)
 		}
-	}
-}
-
-// TestGCPercent: quorum collects at GCPercent unless GOGC is set, which
-// is the user's to choose.
-func TestGCPercent(t *testing.T) {
-	prev := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(prev)
-	if !membudget.SetGCPercent(func(string) string { return "" }) {
-		t.Error("GOGC unset: the GC percent was not set")
-	}
-	if got := debug.SetGCPercent(100); got != membudget.GCPercent {
-		t.Errorf("GOGC unset: GC percent %d, want %d", got, membudget.GCPercent)
-	}
-	if membudget.SetGCPercent(func(k string) string { return map[string]string{"GOGC": "200"}[k] }) {
-		t.Error("GOGC=200: the GC percent was set over it")
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GOGC=200: GC percent %d, want it left alone (100)", got)
 	}
 }
