@@ -571,17 +571,7 @@ func uses(info *types.Info, fd *ast.FuncDecl, helpers func(*types.Func) *Hashes)
 	// hashVar maps a variable holding a weak hash to its use.
 	hashVar := map[*types.Var]int{}
 	// First the hashes made, so their writes can be found after.
-	parents := map[ast.Node]ast.Node{}
-	var stack []ast.Node
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return false
-		}
-		if len(stack) > 0 {
-			parents[n] = stack[len(stack)-1]
-		}
-		stack = append(stack, n)
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -609,8 +599,14 @@ func uses(info *types.Info, fd *ast.FuncDecl, helpers func(*types.Func) *Hashes)
 		}
 		return true
 	})
+	if len(out) == 0 {
+		return nil
+	}
 	// A hash (or an HMAC) assigned to a variable: what is written to it
-	// flows in.
+	// flows in. The parents are mapped only for the few functions that
+	// make a weak hash: for every function of a package at once they were
+	// 22 MB of a caddy review's largest live heap (docs/performance.md).
+	parents := parentsIn(fd.Body)
 	for i, u := range out {
 		call, ok := u.node.(*ast.CallExpr)
 		if u.hmac {
@@ -688,6 +684,24 @@ func uses(info *types.Info, fd *ast.FuncDecl, helpers func(*types.Func) *Hashes)
 		return true
 	})
 	return out
+}
+
+// parentsIn maps each node under root to its parent.
+func parentsIn(root ast.Node) map[ast.Node]ast.Node {
+	parents := map[ast.Node]ast.Node{}
+	var stack []ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if len(stack) > 0 {
+			parents[n] = stack[len(stack)-1]
+		}
+		stack = append(stack, n)
+		return true
+	})
+	return parents
 }
 
 // helperName is how a helper is called: util.MD5, or MD5 in its package.
