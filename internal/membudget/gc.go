@@ -17,13 +17,13 @@ import (
 // The review process is paced instead (PaceGC): GOGC stays at 100, under a
 // soft memory limit of Floor, or of Headroom times the largest live heap
 // seen so far when that is more. Below Floor/2 live, the collector runs as
-// it always does; near the largest live heap, the heap may grow by half of
-// it before a collection. A review of a change to caddy then peaks under
+// it always does; near the largest live heap, the heap may grow by six
+// tenths of it before a collection. A review of a change to caddy then peaks under
 // 500 MB, one to nats-server under 1 GB (docs/performance.md, "A large
 // repository").
 const (
 	Floor    = 384 << 20
-	Headroom = 1.5
+	Headroom = 1.6
 )
 
 // PaceGC paces the collector of a process that runs one review, as above,
