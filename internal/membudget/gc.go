@@ -34,9 +34,7 @@ func PaceGC(getenv func(string) string) bool {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return false
 	}
-	p := &pacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	debug.SetMemoryLimit(Floor)
-	p.arm()
+	startPacer(Floor, Headroom)
 	return true
 }
 
@@ -44,9 +42,27 @@ func PaceGC(getenv func(string) string) bool {
 // each collection (a finalizer runs once per collection that finds its
 // object unreachable).
 type pacer struct {
+	floor    int64
+	headroom float64
+
 	mu      sync.Mutex
 	sample  []metrics.Sample
 	maxLive uint64
+	stopped bool
+}
+
+func startPacer(floor int64, headroom float64) *pacer {
+	p := &pacer{floor: floor, headroom: headroom, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	debug.SetMemoryLimit(floor)
+	p.arm()
+	return p
+}
+
+// stop ends the pacing; the limit stays as it is.
+func (p *pacer) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
 }
 
 // sentinel is the object whose finalizer follows the collections: large
@@ -55,23 +71,27 @@ type sentinel struct{ _ [32]byte }
 
 func (p *pacer) arm() {
 	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
-		p.collected()
-		p.arm()
+		if p.collected() {
+			p.arm()
+		}
 	})
 }
 
-// collected sets the limit from the live heap the last collection found.
-func (p *pacer) collected() {
+// collected sets the limit from the live heap the last collection found;
+// false once stopped.
+func (p *pacer) collected() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
 	metrics.Read(p.sample)
 	if p.sample[0].Value.Kind() != metrics.KindUint64 {
-		return
+		return true
 	}
-	live := p.sample[0].Value.Uint64()
-	if live <= p.maxLive {
-		return
+	if live := p.sample[0].Value.Uint64(); live > p.maxLive {
+		p.maxLive = live
+		debug.SetMemoryLimit(max(p.floor, int64(p.headroom*float64(live))))
 	}
-	p.maxLive = live
-	debug.SetMemoryLimit(max(Floor, int64(Headroom*float64(live))))
+	return true
 }
