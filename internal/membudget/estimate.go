@@ -20,8 +20,8 @@ import (
 // plus PerSourceByte times the bytes of Go source it type-checks with
 // bodies.
 const (
-	Base          = 400 << 20
-	PerSourceByte = 250
+	Base          = 300 << 20
+	PerSourceByte = 90
 )
 
 // Estimate is what a review is expected to take at its peak.
