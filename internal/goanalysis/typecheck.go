@@ -273,7 +273,11 @@ func (tc *typeChecker) importer(n *node) importerFunc {
 			}
 			return ip.Types, nil
 		}
-		if in.sum.err != nil {
+		switch {
+		case in.sum == nil:
+			// Not checked: the load was cancelled.
+			return nil, fmt.Errorf("%s was not type-checked", path)
+		case in.sum.err != nil:
 			return nil, in.sum.err
 		}
 		tc.mu.Lock()
