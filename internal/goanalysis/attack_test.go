@@ -113,10 +113,10 @@ exit 1
 }
 
 // The loader type-checks the files go list names. A go command that
-// plays the attacker names, as the files of the changed package and of
-// a standard-library package it imports, a host file the sandbox does
-// not show: quorum must not read it, for the package's or for the
-// dependency's types, and says the package did not load.
+// plays the attacker names, as a file of the changed package and as one
+// of a standard-library package it imports, host files the sandbox does
+// not show: quorum must not read them, for the package's types or for
+// the dependency's, and says the package did not load.
 func TestGoListCannotNameAHostFileToTypeCheck(t *testing.T) {
 	t.Parallel()
 	base := worldDir(t, "quorum-go-names-")
@@ -125,16 +125,18 @@ func TestGoListCannotNameAHostFileToTypeCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secret = "QUORUM_HOST_SECRET_91ac"
-	secretFile := filepath.Join(outside, "secret.go")
-	if err := os.WriteFile(secretFile, []byte("package p\n\nconst Token = \""+secret+"\"\n\nfunc F() {}\n"), 0o600); err != nil {
-		t.Fatal(err)
+	own, dep := filepath.Join(outside, "secret_p.go"), filepath.Join(outside, "secret_strings.go")
+	for file, pkg := range map[string]string{own: "p", dep: "strings"} {
+		if err := os.WriteFile(file, []byte("package "+pkg+"\n\nconst Token = \""+secret+"\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	goExe := standInGo(t, base, `out=$(`+goRoot(t)+`/bin/go "$@"); rc=$?
-printf '%s\n' "$out" | sed -e 's#"p.go"#"`+secretFile+`"#g' -e 's#"builder.go"#"`+secretFile+`"#g'
+printf '%s\n' "$out" | sed -e 's#"q.go"#"`+own+`"#g' -e 's#"builder.go"#"`+dep+`"#g'
 exit $rc
 `)
 	r := goanalysistest.NewRepo(t)
-	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n"})
+	r.Write(map[string]string{"go.mod": goanalysistest.GoMod("example.com/probe"), "p/p.go": "package p\n", "p/q.go": "package p\n"})
 	prev := r.Commit("base")
 	r.Write(map[string]string{"p/p.go": "package p\n\nimport \"strings\"\n\nfunc F() string { return strings.ToUpper(\"x\") }\n"})
 	ch := r.Change(prev, r.Commit("head"))
@@ -144,8 +146,8 @@ exit $rc
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Fallback) != 1 || p.Fallback[0].Dir != "p" || !strings.Contains(p.Fallback[0].Reason, "secret.go is outside the tree") {
-		t.Errorf("p loaded from a file go list named outside the tree: %+v", p.Fallback)
+	if len(p.Fallback) != 1 || p.Fallback[0].Dir != "p" || !strings.Contains(p.Fallback[0].Reason, "secret_p.go:1: outside the tree") {
+		t.Errorf("p loaded with a file go list named outside the tree: %+v (%d packages repaired)", p.Fallback, len(p.Repaired))
 	}
 	for _, f := range p.Fallback {
 		if strings.Contains(f.Reason, secret) {
@@ -157,9 +159,62 @@ exit $rc
 		seen[pkg] = true
 		return true
 	}, nil)
+	found := false
 	for pkg := range seen {
+		found = found || pkg.PkgPath == "strings"
 		if pkg.Types != nil && pkg.Types.Scope().Lookup("Token") != nil {
 			t.Errorf("%s declares the host file's Token: quorum type-checked it", pkg.PkgPath)
 		}
 	}
+	if !found {
+		t.Errorf("strings is not in the program: the dependency's half was not tried (%d packages)", len(seen))
+	}
+}
+
+// A go command in the sandbox fills the module cache that later reviews
+// read, and one that plays the attacker may leave there a link to a host
+// file, then name it as a module's file: quorum, reading what go list
+// names, must not follow a link out of the module cache.
+func TestModuleCacheLinkIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	base := worldDir(t, "quorum-modcache-link-")
+	const secret = "QUORUM_HOST_SECRET_77d0"
+	secretFile := filepath.Join(base, "secret.go")
+	if err := os.WriteFile(secretFile, []byte("package lib\n\n// Greeting is the host's.\nfunc Greeting() string { return \""+secret+"\" }\n\nconst Token = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proxy := goanalysistest.NewGoProxy(t, goanalysistest.Module{Path: "corp.example/lib", Version: "v1.0.0", Files: map[string]string{
+		"lib.go": "package lib\n\n// Greeting is a greeting.\nfunc Greeting() string { return \"hi\" }\n",
+	}})
+	modCache := t.TempDir()
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	cfg := goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: modCache}
+	if p := loadWith(t, cfg, c); len(p.Fallback) > 0 {
+		t.Fatalf("app did not load with the module as fetched: %s", reasons(p))
+	}
+	// What an earlier review's go command left, and what this one's says.
+	dir := filepath.Join(modCache, "corp.example", "lib@v1.0.0")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secretFile, filepath.Join(dir, "evil.go")); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Go = standInGo(t, base, `out=$(`+goRoot(t)+`/bin/go "$@"); rc=$?
+printf '%s\n' "$out" | sed -e 's#"lib.go"#"evil.go"#g'
+exit $rc
+`)
+	p := loadWith(t, cfg, c)
+	why := reasons(p)
+	if strings.Contains(why, secret) {
+		t.Errorf("the host's file reached the review: %s", why)
+	}
+	if len(p.Fallback) == 0 {
+		t.Errorf("app loaded whole: the module's linked file was read")
+	}
+	packages.Visit(slices.Concat(p.Packages, p.Partial), nil, func(pkg *packages.Package) {
+		if pkg.Types != nil && pkg.Types.Scope().Lookup("Token") != nil {
+			t.Errorf("%s declares the host file's Token: quorum followed the link", pkg.PkgPath)
+		}
+	})
 }

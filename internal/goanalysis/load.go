@@ -744,12 +744,10 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		Env:     env,
 		Tests:   len(testDirs) > 0,
 	}
-	// go list names only files of these (and, in the go command's build
-	// cache, the test main it generates); anything else is not read
-	// into a review.
-	allowed := func(filename string) bool {
-		return inside(l.goRoot, filename) || inside(l.modCache, filename) || inside(l.buildCache, filename) || inside(l.sandboxCache, filename)
-	}
+	// What go list names is read from the tree, GOROOT and the module
+	// cache only: test mains (in the build cache) are not type-checked,
+	// and cgo is off.
+	readable := []string{l.goRoot, l.modCache}
 	parseRepo := func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
 		// gosec still reads the syntactic objects (ast.Ident.Obj).
 		f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
@@ -768,7 +766,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				needed = append(needed, p)
 			}
 		}
-		summaries = checkTypes(ctx, pkgs, needed, root, allowed, parseRepo)
+		summaries = checkTypes(ctx, pkgs, needed, root, readable, parseRepo)
 	})
 	if err != nil {
 		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
@@ -857,6 +855,12 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 			if dir != "" && typedInPart(p) {
 				partial = append(partial, p)
 			}
+			continue
+		}
+		if p.TypesInfo == nil {
+			// go list named its files outside the tree: it was not
+			// type-checked as the repository's.
+			orphan = append(orphan, "go list named files outside the tree for "+p.PkgPath)
 			continue
 		}
 		roots = append(roots, p)

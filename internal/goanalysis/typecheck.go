@@ -10,10 +10,12 @@ import (
 	"go/scanner"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/gcexportdata"
@@ -55,19 +57,24 @@ type typeChecker struct {
 	fset, depFset *token.FileSet
 	// parseRepo parses a file of the repository.
 	parseRepo func(fset *token.FileSet, filename string, src []byte) (*ast.File, error)
-	// allowed reports whether a file outside the repository may be read.
-	allowed func(filename string) bool
-	nodes   map[*packages.Package]*node
+	// dirs are the directories a file go list names may be read from:
+	// the tree, GOROOT and the module cache, each opened as an os.Root
+	// (a link out of one is not followed).
+	dirs  []string
+	nodes map[*packages.Package]*node
+
+	rootsMu sync.Mutex
+	roots   map[string]*os.Root
 
 	parsedMu sync.Mutex
 	parsed   map[string]*parsedFile
 
-	// mu guards shared, the packages decoded for the repository's, and
-	// seeded, the repository's packages, which a decoding must find
-	// rather than make again.
-	mu     sync.Mutex
+	// shared holds the dependencies' export data decoded for the
+	// repository's packages: written before they are checked, read only
+	// while they are. A dependency's export data never refers to the
+	// repository's packages: one that imports one of them is checked
+	// from source like them.
 	shared map[string]*types.Package
-	seeded []*types.Package
 }
 
 // A node is one package of the load.
@@ -80,8 +87,10 @@ type node struct {
 	// imported says that a package checked from source imports this one
 	// (kind fromExport): its export data is written.
 	imported bool
-	// sum is an outside package's summary (kind fromExport).
-	sum *summary
+	// sum is an outside package's summary (kind fromExport), and
+	// decodeErr why its export data could not be read.
+	sum       *summary
+	decodeErr error
 }
 
 type nodeKind int
@@ -129,9 +138,11 @@ type parsedFile struct {
 // dependencies; needed are the packages that will be analysed, and
 // only what they import is type-checked. It returns the summaries of the
 // packages outside the repository, by their types.
-func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, allowed func(string) bool, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error)) map[*types.Package]*summary {
-	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), depFset: token.NewFileSet(), parseRepo: parseRepo, allowed: allowed,
+func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, readable []string, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error)) map[*types.Package]*summary {
+	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), depFset: token.NewFileSet(), parseRepo: parseRepo,
+		dirs: append([]string{root}, readable...), roots: map[string]*os.Root{},
 		nodes: map[*packages.Package]*node{}, parsed: map[string]*parsedFile{}, shared: map[string]*types.Package{}}
+	defer tc.closeRoots()
 	// The order is found depth-first, from the needed packages first;
 	// an import that closes a cycle (go list reports the cycle as the
 	// package's error) is cut.
@@ -193,33 +204,17 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 		}
 	}
 
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	// The dependencies first, in parallel, each after its imports; then
+	// the repository's imports of them are decoded, one by one, into the
+	// shared map, which is only read from then on; then the repository's
+	// packages, in parallel, each after its imports.
+	tc.run(order, func(n *node) bool { return n.kind == fromExport })
 	for _, n := range order {
-		wg.Go(func() {
-			defer close(n.done)
-			for _, imp := range n.p.Imports {
-				if !n.cut[imp] {
-					<-tc.nodes[imp].done
-				}
-			}
-			if tc.ctx.Err() != nil {
-				tc.empty(n.p)
-				return
-			}
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			switch n.kind {
-			case unneeded:
-				tc.empty(n.p)
-			case fromSource:
-				tc.checkSource(n)
-			case fromExport:
-				tc.checkDependency(n)
-			}
-		})
+		if n.kind == fromExport && n.imported {
+			tc.decode(n)
+		}
 	}
-	wg.Wait()
+	tc.run(order, func(n *node) bool { return n.kind != fromExport })
 
 	// What the checker and the analyzers see of a dependency is what the
 	// repository's packages decoded of it, or an empty package.
@@ -240,6 +235,70 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	return sums
 }
 
+// run checks the nodes of order that pick chooses, each once its imports
+// are done (those of the nodes not chosen are done already). A panic in
+// one (the type checker, the deprecations' reading, on code the change
+// chose) is that package's error; the service goes on.
+func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, n := range order {
+		if !pick(n) {
+			continue
+		}
+		wg.Go(func() {
+			defer close(n.done)
+			for _, imp := range n.p.Imports {
+				if !n.cut[imp] {
+					<-tc.nodes[imp].done
+				}
+			}
+			if tc.ctx.Err() != nil {
+				tc.empty(n.p)
+				n.p.Errors = append(n.p.Errors, packages.Error{Pos: "-", Msg: "type checking was cancelled", Kind: packages.UnknownError})
+				n.p.IllTyped = true
+				return
+			}
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if x := recover(); x != nil {
+					n.sum = nil
+					n.p.Errors = append(n.p.Errors, packages.Error{Pos: "-", Msg: fmt.Sprintf("type checking %s panicked: %v", n.p.PkgPath, x), Kind: packages.UnknownError})
+					n.p.IllTyped = true
+				}
+			}()
+			switch n.kind {
+			case unneeded:
+				tc.empty(n.p)
+			case fromSource:
+				tc.checkSource(n)
+			case fromExport:
+				tc.checkDependency(n)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// decode decodes n's export data into the shared map, or records why it
+// cannot be.
+func (tc *typeChecker) decode(n *node) {
+	switch {
+	case n.sum == nil:
+		return
+	case n.sum.err != nil:
+		n.decodeErr = n.sum.err
+		return
+	}
+	if pkg := tc.shared[n.p.PkgPath]; pkg != nil && pkg.Complete() {
+		return
+	}
+	if _, err := gcexportdata.Read(bytes.NewReader(n.sum.data), tc.fset, tc.shared, n.p.PkgPath); err != nil {
+		n.decodeErr = err
+	}
+}
+
 // empty gives p an empty package: nothing analysed reads it.
 func (tc *typeChecker) empty(p *packages.Package) {
 	p.Fset = tc.fset
@@ -251,9 +310,9 @@ func (tc *typeChecker) empty(p *packages.Package) {
 	}
 }
 
-// importer returns the importer of n's package. A dependency imports
-// its imports' types; a package of the repository a dependency's export
-// data, decoded into the shared map (under tc.mu: one package at a time).
+// importer returns the importer of n's package: an import's types as
+// checked, but for a package of the repository importing a dependency,
+// which gets the dependency's export data as decoded into the shared map.
 func (tc *typeChecker) importer(n *node) importerFunc {
 	return func(path string) (*types.Package, error) {
 		if path == "unsafe" {
@@ -273,24 +332,14 @@ func (tc *typeChecker) importer(n *node) importerFunc {
 			}
 			return ip.Types, nil
 		}
-		switch {
-		case in.sum == nil:
-			// Not checked: the load was cancelled.
-			return nil, fmt.Errorf("%s was not type-checked", path)
-		case in.sum.err != nil:
-			return nil, in.sum.err
-		}
-		tc.mu.Lock()
-		defer tc.mu.Unlock()
-		for _, s := range tc.seeded {
-			if tc.shared[s.Path()] == nil {
-				tc.shared[s.Path()] = s
-			}
+		if in.decodeErr != nil {
+			return nil, in.decodeErr
 		}
 		if pkg := tc.shared[ip.PkgPath]; pkg != nil && pkg.Complete() {
 			return pkg, nil
 		}
-		return gcexportdata.Read(bytes.NewReader(in.sum.data), tc.fset, tc.shared, ip.PkgPath)
+		// Not checked: the load was cancelled, or its check panicked.
+		return nil, fmt.Errorf("%s was not type-checked", path)
 	}
 }
 
@@ -326,11 +375,6 @@ func (tc *typeChecker) checkSource(n *node) {
 	}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	tc.typeCheck(n, tc.fset, tc.importer(n), !inside(tc.root, firstFile(p)), p.TypesInfo)
-	if p.ForTest == "" {
-		tc.mu.Lock()
-		tc.seeded = append(tc.seeded, p.Types)
-		tc.mu.Unlock()
-	}
 }
 
 // checkDependency type-checks a package outside the repository without
@@ -355,7 +399,9 @@ func (tc *typeChecker) checkDependency(n *node) {
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	tc.typeCheck(n, tc.depFset, tc.importer(n), true, info)
 	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported)
-	p.Syntax = nil
+	// Its errors are in Errors as text: those in TypeErrors would keep
+	// the dependencies' file set.
+	p.Syntax, p.TypeErrors = nil, nil
 }
 
 // typeCheck runs the type checker on p's syntax, recording its errors
@@ -407,7 +453,7 @@ func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
 			pf.f, pf.err = tc.parseDependency(tc.fset, filename)
 			return
 		}
-		src, err := os.ReadFile(filename)
+		src, err := tc.readFile(filename)
 		if err != nil {
 			pf.err = err
 			return
@@ -420,13 +466,7 @@ func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
 // parseDependency parses a file outside the repository without what
 // type-checking its declarations does not need (trim).
 func (tc *typeChecker) parseDependency(fset *token.FileSet, filename string) (*ast.File, error) {
-	if !tc.allowed(filename) {
-		// go list names only files of GOROOT and the module cache (and,
-		// in the go command's build cache, the test main it generates);
-		// anything else is not read into a review.
-		return nil, fmt.Errorf("%s is outside the tree, GOROOT and the module cache", filepath.Base(filename))
-	}
-	src, err := os.ReadFile(filename)
+	src, err := tc.readFile(filename)
 	if err != nil {
 		return nil, err
 	}
@@ -435,6 +475,82 @@ func (tc *typeChecker) parseDependency(fset *token.FileSet, filename string) (*a
 		trim(f)
 	}
 	return f, err
+}
+
+// maxSourceFile is the largest Go file the loader reads (the largest of
+// the standard library is under 1 MB; generated tables of modules run to
+// a few).
+const maxSourceFile = 64 << 20
+
+// readFile reads a file go list named, if it lies in one of tc.dirs,
+// through that directory's os.Root: a symbolic link leading out of it (a
+// go command in the sandbox could leave one in the module cache it
+// fills) is not followed. Only a regular file is read (a FIFO would
+// block), up to maxSourceFile.
+func (tc *typeChecker) readFile(filename string) ([]byte, error) {
+	// A file refused is the package's error, as a file that does not
+	// parse is: the package is not analysed as if it were whole.
+	refused := func(format string, args ...any) error {
+		return &os.PathError{Op: "read", Path: filepath.Base(filename), Err: fmt.Errorf(format, args...)}
+	}
+	for _, dir := range tc.dirs {
+		if dir == "" || !inside(dir, filename) {
+			continue
+		}
+		rel, err := filepath.Rel(dir, filename)
+		if err != nil {
+			return nil, refused("%v", err)
+		}
+		r, err := tc.openRoot(dir)
+		if err != nil {
+			return nil, refused("%v", err)
+		}
+		f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		switch {
+		case err != nil:
+			return nil, err
+		case !fi.Mode().IsRegular():
+			return nil, refused("not a regular file")
+		case fi.Size() > maxSourceFile:
+			return nil, refused("larger than %d MiB", maxSourceFile>>20)
+		}
+		src, err := io.ReadAll(io.LimitReader(f, maxSourceFile+1))
+		if err == nil && len(src) > maxSourceFile {
+			err = refused("larger than %d MiB", maxSourceFile>>20)
+		}
+		return src, err
+	}
+	// go list names only files of the tree, GOROOT and the module cache;
+	// anything else is not read into a review.
+	return nil, refused("outside the tree, GOROOT and the module cache")
+}
+
+// openRoot returns dir opened as an os.Root, once per load.
+func (tc *typeChecker) openRoot(dir string) (*os.Root, error) {
+	tc.rootsMu.Lock()
+	defer tc.rootsMu.Unlock()
+	if r := tc.roots[dir]; r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	tc.roots[dir] = r
+	return r, nil
+}
+
+func (tc *typeChecker) closeRoots() {
+	tc.rootsMu.Lock()
+	defer tc.rootsMu.Unlock()
+	for _, r := range tc.roots {
+		r.Close()
+	}
 }
 
 // parseErrors turns a parser's error into the package's errors, as
