@@ -933,8 +933,8 @@ func (s selection) considered(p *packages.Package) bool {
 }
 
 // fileReason returns why functions of the file named filename in p were
-// left out: the first of the file's own errors, else pkgWhy, the
-// package's first.
+// left out: the first of the file's own errors in the order of their
+// text, else pkgWhy, the package's first so.
 func fileReason(p *packages.Package, filename, pkgWhy string) string {
 	var own []string
 	for _, e := range p.Errors {
@@ -962,12 +962,11 @@ func betterReason(a, b, filename string) bool {
 }
 
 // dropUnread drops the syntax and types of the packages go list gave
-// that nothing analysed reads, directly or through its imports: a
-// package whose test variant is analysed in its place (it holds the same
-// files, type-checked a second time), the test variants and external
-// tests of the packages whose tests did not change, and the test mains.
-// In nats-server's server package these were a full type-check of
-// 4.4 MB of Go carried through the analysis (docs/performance.md).
+// that nothing analysed reads, directly or through its imports (a
+// package whose test variant is analysed in its place, the test variants
+// and external tests of the packages whose tests did not change, the
+// test mains): typecheck.go did not type-check them, but a package
+// selected and then found broken was.
 func dropUnread(pkgs []*packages.Package, analysed ...[]*packages.Package) {
 	var roots []*packages.Package
 	for _, ps := range analysed {

@@ -17,7 +17,9 @@ import (
 // change, staticcheck's IR of some 80–150 standard-library packages and
 // the fact analyzers over it, a fifth of a review's analysis. Yet a
 // package outside the repository is held as export data (typecheck.go),
-// without syntax or function bodies, so the facts drawn from bodies (a
+// without syntax or function bodies (but for one that imports a package
+// of the repository, checked from source without its bodies), so the
+// facts drawn from bodies (a
 // function that never returns, a pure function, a result never nil, a
 // printf wrapper, an even-length slice) are absent from them either way.
 // Those analyzers are therefore skipped on packages outside the

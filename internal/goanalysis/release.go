@@ -137,8 +137,8 @@ func ordered(analyzers []*analysis.Analyzer) map[*analysis.Analyzer][]*analysis.
 }
 
 // A dependency's syntax and type information (the repository's own
-// packages', with their function bodies: the others have none, see
-// typecheck.go) are read by its own passes only, and the checker runs
+// packages', with their function bodies; the others have none, or
+// without bodies, see typecheck.go) are read by its own passes only, and the checker runs
 // them before those of the packages importing it: the given packages'
 // analysis, where a review's memory peaks, ran with all of it alive.
 // Once the last pass on a dependency has ended, what it read is dropped.

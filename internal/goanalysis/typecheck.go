@@ -53,7 +53,8 @@ type typeChecker struct {
 	ctx  context.Context
 	root string
 	// fset holds the repository's files and what is decoded for them;
-	// depFset the dependencies' files, dropped with them.
+	// depFset the dependencies' files, garbage with them once loaded (a
+	// dependency's errors are kept as text only).
 	fset, depFset *token.FileSet
 	// parseRepo parses a file of the repository.
 	parseRepo func(fset *token.FileSet, filename string, src []byte) (*ast.File, error)

@@ -49,6 +49,8 @@ type pacer struct {
 	sample  []metrics.Sample
 	maxLive uint64
 	stopped bool
+	// seen counts the collections followed.
+	seen int
 }
 
 func startPacer(floor int64, headroom float64) *pacer {
@@ -56,6 +58,13 @@ func startPacer(floor int64, headroom float64) *pacer {
 	debug.SetMemoryLimit(floor)
 	p.arm()
 	return p
+}
+
+// collections returns how many collections the pacer has followed.
+func (p *pacer) collections() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen
 }
 
 // stop ends the pacing; the limit stays as it is.
@@ -85,6 +94,7 @@ func (p *pacer) collected() bool {
 	if p.stopped {
 		return false
 	}
+	p.seen++
 	metrics.Read(p.sample)
 	if p.sample[0].Value.Kind() != metrics.KindUint64 {
 		return true

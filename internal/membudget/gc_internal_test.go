@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// TestPaceGC: the environment's GOGC or GOMEMLIMIT is left alone.
+// TestPaceGCLeavesTheEnvironmentsChoice: the environment's GOGC or
+// GOMEMLIMIT is left alone.
 func TestPaceGCLeavesTheEnvironmentsChoice(t *testing.T) {
 	prev := debug.SetMemoryLimit(math.MaxInt64)
 	defer debug.SetMemoryLimit(prev)
@@ -34,28 +35,33 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != floor {
 		t.Fatalf("limit at start %d, want the floor %d", got, floor)
 	}
+	// collect collects and waits for the pacer to have followed it.
+	collect := func() {
+		t.Helper()
+		before := p.collections()
+		deadline := time.Now().Add(10 * time.Second)
+		for p.collections() == before {
+			if time.Now().After(deadline) {
+				t.Fatal("the pacer followed no collection in 10 s")
+			}
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	live := make([][]byte, 64)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
 	}
-	limitAfterGC := func() int64 {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			runtime.GC()
-			if l := debug.SetMemoryLimit(-1); l >= 64<<20 || time.Now().After(deadline) {
-				return l
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	got := limitAfterGC()
+	collect()
+	collect()
+	got := debug.SetMemoryLimit(-1)
 	if got < 1.5*64<<20 || got > 1.5*128<<20 {
 		t.Errorf("with 64 MiB live, limit %d MiB; want about 1.5 times the live heap", got>>20)
 	}
 	runtime.KeepAlive(live)
 	live = nil
-	runtime.GC()
-	runtime.GC()
+	collect()
+	collect()
 	if l := debug.SetMemoryLimit(-1); l != got {
 		t.Errorf("the live heap fell and the limit moved from %d to %d MiB", got>>20, l>>20)
 	}
