@@ -264,7 +264,12 @@ func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
 			defer func() { <-sem }()
 			defer func() {
 				if x := recover(); x != nil {
+					// Nothing of the half-made check is kept: without
+					// syntax and types the package is neither repaired
+					// nor analysed in part, and no import of it decodes.
 					n.sum = nil
+					tc.empty(n.p)
+					n.p.Syntax, n.p.TypesInfo, n.p.TypeErrors = nil, nil, nil
 					n.p.Errors = append(n.p.Errors, packages.Error{Pos: "-", Msg: fmt.Sprintf("type checking %s panicked: %v", n.p.PkgPath, x), Kind: packages.UnknownError})
 					n.p.IllTyped = true
 				}
@@ -450,6 +455,12 @@ func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
 	}
 	tc.parsedMu.Unlock()
 	pf.once.Do(func() {
+		// A panic is the file's error for every variant that asks.
+		defer func() {
+			if x := recover(); x != nil {
+				pf.f, pf.err = nil, &os.PathError{Op: "parse", Path: filepath.Base(filename), Err: fmt.Errorf("the parser panicked: %v", x)}
+			}
+		}()
 		if !inside(tc.root, filename) {
 			pf.f, pf.err = tc.parseDependency(tc.fset, filename)
 			return
