@@ -124,9 +124,11 @@ func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 		"--llm-base-url", p.baseURL(), "--llm-model", llmtest.Model,
 		"--llm-specialists", "security", "--llm-mode", "instead", "--llm-max-tokens", "300",
 		// The model answers in 20 s on an idle core, but CI runs these
-		// beside the other packages' tests: a time limit above the
-		// default 2 minutes, so that a busy machine is not a failure.
-		"--timeout", "3m"}, extra...)
+		// beside the other packages' tests: time limits above the
+		// defaults of 2 minutes, so that a busy machine is not a failure.
+		// A request past --llm-timeout is asked again, which these tests
+		// count: one took over 2 minutes in a CI run of 2026-11-27.
+		"--llm-timeout", "4m", "--timeout", "5m"}, extra...)
 }
 
 // TestReviewRealLLM: quorum review against llama-cpp-python's server and a
