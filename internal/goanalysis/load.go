@@ -141,9 +141,8 @@ type Loader struct {
 	// goPath, goRoot and modCache are the go command, its GOROOT and the
 	// module cache, which its sandbox shows it.
 	goPath, goRoot, modCache string
-	// sandboxCache is the sandboxed go command's GOCACHE, buildCache the
-	// unconfined one's (Config.Go set).
-	sandboxCache, buildCache string
+	// sandboxCache is the sandboxed go command's GOCACHE.
+	sandboxCache string
 	// abandoned counts the loads past their time limit whose type
 	// checker still runs (loadUntil).
 	abandoned atomic.Int32
@@ -1315,7 +1314,6 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	l.goPath, l.goRoot, l.modCache = goPath, strings.TrimSpace(goEnv[2]), modCache
 	// The sandboxed go command's build cache, kept across loads (see
 	// confine.go).
-	l.buildCache = gocache
 	l.sandboxCache = filepath.Join(cacheDir, "sandbox-build")
 	if err := os.MkdirAll(l.sandboxCache, 0o700); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)
