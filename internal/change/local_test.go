@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 func TestLocalStatuses(t *testing.T) {
@@ -402,7 +404,7 @@ func TestLocalRunsNothingFromTheRepository(t *testing.T) {
 			r := newTestRepo(t)
 			marker := filepath.Join(t.TempDir(), "sprung")
 			script := filepath.Join(t.TempDir(), "trap.sh")
-			if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat >/dev/null 2>&1\necho trapped\n"), 0o755); err != nil {
+			if err := sandbox.WriteExecutable(script, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat >/dev/null 2>&1\necho trapped\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if trap.attrs != "" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 // TestUncommitted: the change from HEAD to the work tree holds staged and
@@ -78,7 +80,7 @@ func TestUncommittedRunsNoFilter(t *testing.T) {
 	r := newTestRepo(t)
 	marker := filepath.Join(t.TempDir(), "sprung")
 	script := filepath.Join(t.TempDir(), "trap.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat\n"), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(script, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r.write(".gitattributes", "*.txt filter=evil\n")

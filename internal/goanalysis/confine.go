@@ -76,10 +76,8 @@ func dispatcher() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = tmp.WriteString(script)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
+		tmp.Close()
+		err = sandbox.WriteExecutable(tmp.Name(), []byte(script), 0o700)
 		if err == nil {
 			err = os.Chmod(tmp.Name(), 0o700)
 		}
@@ -325,7 +323,7 @@ func (l *Loader) confine(env []string, dir string, online bool) (*confinement, e
 		return nil, fmt.Errorf("confine the go command: %w", err)
 	}
 	path := filepath.Join(private, "go")
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+	if err := sandbox.WriteExecutable(path, []byte(script), 0o700); err != nil {
 		c.release()
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/goanalysis"
 	"github.com/quorum-review/quorum/internal/goanalysis/goanalysistest"
+	"github.com/quorum-review/quorum/internal/sandbox"
 	"github.com/quorum-review/quorum/internal/sandbox/sandboxtest"
 )
 
@@ -168,7 +169,7 @@ func standInGo(t *testing.T, base, body string) string {
 	}
 	exe := filepath.Join(base, "bin", "go")
 	script := "#!/bin/sh\nif { [ \"$1\" = env ] && [ \"$2\" = GOVERSION ]; } || [ \"$1\" = build ]; then\n\texec " + goRoot(t) + "/bin/go \"$@\"\nfi\n" + body
-	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return exe

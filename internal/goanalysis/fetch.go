@@ -230,6 +230,7 @@ const (
 	fetchOff                           // GOPROXY off
 	notVerified                        // served, but its checksum or go.mod did not verify
 	noSandbox                          // no bubblewrap to fetch in
+	goFailed                           // the fetch's go command failed and named no module
 )
 
 // fetchSession is the proxy of one change's fetch: its bytes and what it
@@ -591,16 +592,24 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 2 * time.Second
-		cmd.Run()
+		runErr := cmd.Run()
 		l.touch(stdout.String())
+		before := len(out.missing)
 		s.copyMissing(out.missing)
-		out.failed(stdout.String(), stderr.String(), root)
+		named := out.failed(stdout.String(), stderr.String(), root)
 		if fctx.Err() != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			out.err, out.errKind = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout), timedOut
 			break
+		}
+		if runErr != nil && !named && len(out.missing) == before && out.err == "" {
+			// It failed and named no module (it could not start, the
+			// sandbox did not): what it lacks was not fetched, and the
+			// reason says so rather than what the offline load makes of
+			// the hole.
+			out.err, out.errKind = "the fetch's go command failed: "+goError(stderr.String(), runErr, root), goFailed
 		}
 	}
 	return out, nil
@@ -641,7 +650,7 @@ var verifyError = regexp.MustCompile(`verifying ([^\s:"']+)@(v[^\s:"']+)(?:/go\.
 // failed records the modules the fetch's go command says it could not
 // have though the proxy served them (a checksum that does not verify,
 // say): from its error output and the packages' errors in its listing.
-func (f *fetched) failed(listed, stderr, root string) {
+func (f *fetched) failed(listed, stderr, root string) (named bool) {
 	var lines []string
 	for _, line := range strings.Split(listed, "\n") {
 		if msg, ok := strings.CutPrefix(line, errorLine); ok {
@@ -658,6 +667,7 @@ func (f *fetched) failed(listed, stderr, root string) {
 		} else {
 			continue
 		}
+		named = true
 		key := mod + "@" + ver
 		if _, ok := f.missing[key]; ok {
 			continue
@@ -668,6 +678,21 @@ func (f *fetched) failed(listed, stderr, root string) {
 		}
 		f.missing[key] = unavailable{"the go command said: " + why, notVerified}
 	}
+	return named
+}
+
+// goError is what a go command that failed said first, without the
+// tree's path and in at most 200 characters; or, when it said nothing,
+// how it failed.
+func goError(stderr string, err error, root string) string {
+	line := firstLine(strings.ReplaceAll(stderr, root+string(filepath.Separator), ""))
+	if line == "" {
+		return err.Error()
+	}
+	if r := []rune(line); len(r) > 200 {
+		line = string(r[:200]) + "…"
+	}
+	return line
 }
 
 // limitedBuffer keeps the first n bytes written to it.
@@ -785,6 +810,8 @@ func advice(k unavailableKind, mod string) string {
 		return "raise --go-fetch-timeout (QUORUM_GO_FETCH_TIMEOUT)"
 	case noSandbox:
 		return "install bubblewrap (scripts/install-sandbox, docs/operations.md), or put the module in quorum's module cache"
+	case goFailed:
+		return "`go mod download` in the repository gives the go command's whole error"
 	case refused:
 		return "give the proxy's credentials in a netrc file (--go-netrc, QUORUM_GO_NETRC)"
 	case notVerified:

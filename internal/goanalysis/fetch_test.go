@@ -528,3 +528,19 @@ func wantReasons(t *testing.T, p *goanalysis.Program, wants ...string) {
 		}
 	}
 }
+
+// A fetch whose go command fails without naming a module (it could not
+// start, its sandbox did not) is the reason the module is lacking, not
+// what the offline load makes of the hole ("could not import
+// corp.example/lib (invalid package name: "")").
+func TestFetchFailureIsNamed(t *testing.T) {
+	t.Parallel()
+	base := worldDir(t, "quorum-go-fetch-")
+	goExe := standInGo(t, base, `case "$GOPROXY" in *http://*) echo "quorum-stand-in: the fetch broke" >&2; exit 2 ;; esac
+exec `+goRoot(t)+`/bin/go "$@"
+`)
+	proxy := goanalysistest.NewGoProxy(t, lib())
+	c := fetchChange(t, requireLine("corp.example/lib v1.0.0"), "corp.example/lib")
+	p := loadWith(t, goanalysis.Config{Go: goExe, GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
+	wantReasons(t, p, "module corp.example/lib@v1.0.0 could not be had", "the fetch's go command failed: quorum-stand-in: the fetch broke", "go mod download")
+}

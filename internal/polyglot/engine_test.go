@@ -397,7 +397,7 @@ func TestEngineStopsAnAnalyzerThatHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'ShellCheck\nversion: 0.11.0'; exit 0; fi\nsleep 60\n"
-	if err := os.WriteFile(filepath.Join(bin, "shellcheck"), []byte(script), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(filepath.Join(bin, "shellcheck"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := exec.LookPath("sleep"); err != nil {
@@ -440,7 +440,7 @@ if "--version" in sys.argv:
 b = bytearray(1 << 30)
 print("[]")
 `
-	if err := os.WriteFile(filepath.Join(bin, "ruff"), []byte(fake), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(filepath.Join(bin, "ruff"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	defer polyglot.SetLimitsForTest(sandbox.Limits{Memory: 256 << 20, CPU: 30 * time.Second, FileSize: 16 << 20, OpenFiles: 256, Processes: 256})()

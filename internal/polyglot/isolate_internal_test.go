@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quorum-review/quorum/internal/sandbox"
 )
 
 // An analyzer that fails whatever it is given is run at most
@@ -45,7 +47,7 @@ func TestIsolationIsBounded(t *testing.T) {
 func TestIsolationHasATimeBudget(t *testing.T) {
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow")
-	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 0.4\nexit 3\n"), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(slow, []byte("#!/bin/sh\nsleep 0.4\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {

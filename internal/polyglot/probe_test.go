@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorum-review/quorum/internal/change/changetest"
 	"github.com/quorum-review/quorum/internal/polyglot"
+	"github.com/quorum-review/quorum/internal/sandbox"
 	"github.com/quorum-review/quorum/internal/sandbox/sandboxtest"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
@@ -64,7 +65,7 @@ subprocess.Popen(["/usr/bin/python3", "-c", "import time; time.sleep(300)", "` +
                  start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 print("ESCAPED: " + ", ".join(escaped) if escaped else "[]")
 `
-	if err := os.WriteFile(filepath.Join(dir, "bin", "ruff"), []byte(probe), 0o755); err != nil {
+	if err := sandbox.WriteExecutable(filepath.Join(dir, "bin", "ruff"), []byte(probe), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e := polyglot.New(context.Background(), polyglot.Config{Dir: dir})
