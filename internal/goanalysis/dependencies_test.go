@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/packages"
-	"honnef.co/go/tools/staticcheck"
 
 	"github.com/quorum-review/quorum/internal/goanalysis"
 
@@ -148,25 +146,7 @@ func A() int {
 `
 	r.Write(map[string]string{"app/app.go": app})
 	c := r.Change(base, r.Commit("head"))
-	p := loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c)
-	if len(p.Fallback) > 0 || len(p.Packages) == 0 {
-		t.Fatalf("app was not type-checked: %s", reasons(p))
-	}
-	var sa1019 *analysis.Analyzer
-	for _, a := range staticcheck.Analyzers {
-		if a.Analyzer.Name == "SA1019" {
-			sa1019 = a.Analyzer
-		}
-	}
-	ds, err := p.Analyze(context.Background(), []*analysis.Analyzer{sa1019}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, d := range ds {
-		got = append(got, fmt.Sprintf("%d: %s", d.Line, strings.TrimSpace(d.Message)))
-	}
-	slices.Sort(got)
+	got := sa1019(t, loadWith(t, goanalysis.Config{GoProxy: proxy.URL, GoPrivate: "corp.example", ModCache: t.TempDir()}, c))
 	method, both := goanalysistest.Marked(app, "method")[0], goanalysistest.Marked(app, "function and field")[0]
 	want := []string{
 		fmt.Sprintf("%d: (*corp.example/lib/inner.T).Legacy is deprecated: do nothing yourself.", method),

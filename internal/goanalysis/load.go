@@ -109,9 +109,15 @@ type Config struct {
 	// ModCache is GOMODCACHE; when empty, the service user's module
 	// cache, or, when modules are fetched, "mod" under CacheDir.
 	ModCache string
-	// CacheDir holds GOCACHE and the private HOME and GOPATH; a directory
-	// under the user's cache directory when empty.
+	// CacheDir holds GOCACHE, the private HOME and GOPATH, and the
+	// dependencies' type summaries kept across loads ("types",
+	// typecache.go); a directory under the user's cache directory when
+	// empty.
 	CacheDir string
+	// TypesCacheMaxBytes bounds CacheDir's "types": past it the least
+	// recently used summaries are removed. DefaultTypesCacheMaxBytes
+	// when 0.
+	TypesCacheMaxBytes int64
 	// Timeout bounds loading one change's packages (the go command and
 	// type checking); past it the change is reviewed syntax-only.
 	// DefaultTimeout when 0.
@@ -143,6 +149,9 @@ type Loader struct {
 	goPath, goRoot, modCache string
 	// sandboxCache is the sandboxed go command's GOCACHE.
 	sandboxCache string
+	// typesCache keeps the dependencies' summaries across loads
+	// (typecache.go); nil when quorum's own executable cannot be read.
+	typesCache *typesCache
 	// abandoned counts the loads past their time limit whose type
 	// checker still runs (loadUntil).
 	abandoned atomic.Int32
@@ -245,6 +254,10 @@ type Program struct {
 	// Notes say what was changed in the copied tree to load it (a go.mod
 	// rewritten).
 	Notes []string
+	// Dependencies counts the packages outside the repository that the
+	// load type-checked, and those whose summaries it found kept from an
+	// earlier load (typecache.go).
+	Dependencies DependencyCounts
 	// TypeErrors are the type and syntax errors of the changed packages,
 	// as diagnostics of the TypeCheck analyzer.
 	TypeErrors []Diagnostic
@@ -590,6 +603,8 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		}
 		p.unrepaired = append(p.unrepaired, lp.unrepaired...)
 		maps.Copy(p.summaries, lp.summaries)
+		p.Dependencies.Checked += lp.deps.Checked
+		p.Dependencies.FromCache += lp.deps.FromCache
 		for f, lo := range lp.leftOut {
 			if rp, ok := p.RepoPath(f); ok {
 				lo.Reason = got.explain(g.modDir, strings.ReplaceAll(lo.Reason, root+string(filepath.Separator), ""))
@@ -727,6 +742,7 @@ type loaded struct {
 	typeErrs []Diagnostic
 	// summaries are the dependencies' (typecheck.go).
 	summaries map[*types.Package]*summary
+	deps      DependencyCounts
 }
 
 // loadPackages loads one module's changed packages with go/packages
@@ -756,6 +772,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		return f, err
 	}
 	var summaries map[*types.Package]*summary
+	var deps DependencyCounts
 	var sel selection
 	pkgs, err := l.loadUntil(ctx, cfg, g.patterns, func(pkgs []*packages.Package) {
 		sel = newSelection(pkgs, root, testDirs)
@@ -765,7 +782,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 				needed = append(needed, p)
 			}
 		}
-		summaries = checkTypes(ctx, pkgs, needed, root, readable, parseRepo)
+		summaries, deps = checkTypes(ctx, pkgs, needed, root, readable, parseRepo, l.typesCache)
 	})
 	if err != nil {
 		return loaded{}, fmt.Errorf("go list: %s", firstLine(err.Error()))
@@ -879,7 +896,7 @@ func (l *Loader) loadPackages(ctx context.Context, env []string, root string, g 
 		slices.Sort(lo.Funcs)
 	}
 	dropUnread(pkgs, roots, partial, repaired, unrepaired)
-	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs, summaries: summaries}, nil
+	return loaded{roots: roots, broken: broken, partial: partial, repaired: repaired, unrepaired: unrepaired, leftOut: leftOut, typeErrs: typeErrs, summaries: summaries, deps: deps}, nil
 }
 
 // selection says which of the packages go list gave are analysed, if
@@ -1315,6 +1332,9 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	// The sandboxed go command's build cache, kept across loads (see
 	// confine.go).
 	l.sandboxCache = filepath.Join(cacheDir, "sandbox-build")
+	if quorumBuild() != "" {
+		l.typesCache = newTypesCache(filepath.Join(cacheDir, "types"), l.cfg.TypesCacheMaxBytes)
+	}
 	if err := os.MkdirAll(l.sandboxCache, 0o700); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/tools/go/analysis"
@@ -76,6 +77,16 @@ type typeChecker struct {
 	// repository's packages: one that imports one of them is checked
 	// from source like them.
 	shared map[string]*types.Package
+
+	// cache keeps the dependencies' summaries across loads (typecache.go);
+	// nil keeps none.
+	cache *typesCache
+	// depShared holds the summaries found in the cache decoded for the
+	// dependencies checked from source that import them, each decoded
+	// after its imports (depMu).
+	depMu     sync.Mutex
+	depShared map[string]*types.Package
+	stored    atomic.Int32
 }
 
 // A node is one package of the load.
@@ -92,6 +103,15 @@ type node struct {
 	// decodeErr why its export data could not be read.
 	sum       *summary
 	decodeErr error
+	// key is an outside package's key in the cache, when keyed; hit says
+	// its summary came from there (and so did its imports'): it was not
+	// checked, and depTypes are its types decoded for the dependencies
+	// that import it, or depErr why they could not be.
+	key      typesKey
+	keyed    bool
+	hit      bool
+	depTypes *types.Package
+	depErr   error
 }
 
 type nodeKind int
@@ -139,10 +159,11 @@ type parsedFile struct {
 // dependencies; needed are the packages that will be analysed, and
 // only what they import is type-checked. It returns the summaries of the
 // packages outside the repository, by their types.
-func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, readable []string, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error)) map[*types.Package]*summary {
+func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*packages.Package, root string, readable []string, parseRepo func(*token.FileSet, string, []byte) (*ast.File, error), cache *typesCache) (map[*types.Package]*summary, DependencyCounts) {
 	tc := &typeChecker{ctx: ctx, root: root, fset: token.NewFileSet(), depFset: token.NewFileSet(), parseRepo: parseRepo,
 		dirs: append([]string{root}, readable...), roots: map[string]*os.Root{},
-		nodes: map[*packages.Package]*node{}, parsed: map[string]*parsedFile{}, shared: map[string]*types.Package{}}
+		nodes: map[*packages.Package]*node{}, parsed: map[string]*parsedFile{}, shared: map[string]*types.Package{},
+		cache: cache, depShared: map[string]*types.Package{}}
 	defer tc.closeRoots()
 	// The order is found depth-first, from the needed packages first;
 	// an import that closes a cycle (go list reports the cycle as the
@@ -210,9 +231,17 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	// shared map, which is only read from then on; then the repository's
 	// packages, in parallel, each after its imports.
 	tc.run(order, func(n *node) bool { return n.kind == fromExport })
+	if tc.cache != nil && tc.stored.Load() > 0 {
+		tc.cache.prune()
+	}
 	for _, n := range order {
 		if n.kind == fromExport && n.imported {
 			tc.decode(n)
+		}
+		if n.sum != nil {
+			// Decoded or never to be: only the deprecations are read
+			// from here on.
+			n.sum.data = nil
 		}
 	}
 	tc.run(order, func(n *node) bool { return n.kind != fromExport })
@@ -220,6 +249,16 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	// What the checker and the analyzers see of a dependency is what the
 	// repository's packages decoded of it, or an empty package.
 	sums := map[*types.Package]*summary{}
+	var counts DependencyCounts
+	for _, n := range order {
+		switch {
+		case n.kind != fromExport || n.p.PkgPath == "unsafe":
+		case n.hit:
+			counts.FromCache++
+		case n.sum != nil:
+			counts.Checked++
+		}
+	}
 	for _, n := range order {
 		if n.kind != fromExport || n.sum == nil {
 			continue
@@ -233,7 +272,14 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 		}
 		sums[p.Types] = n.sum
 	}
-	return sums
+	return sums, counts
+}
+
+// DependencyCounts counts a load's packages outside the repository.
+type DependencyCounts struct {
+	// Checked were type-checked from source; FromCache had their
+	// summaries from an earlier load.
+	Checked, FromCache int
 }
 
 // run checks the nodes of order that pick chooses, each once its imports
@@ -280,7 +326,10 @@ func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
 			case fromSource:
 				tc.checkSource(n)
 			case fromExport:
-				tc.checkDependency(n)
+				if !tc.cached(n) {
+					tc.checkDependency(n)
+					tc.store(n)
+				}
 			}
 		})
 	}
@@ -332,6 +381,9 @@ func (tc *typeChecker) importer(n *node) importerFunc {
 			return nil, fmt.Errorf("import cycle through %s", path)
 		}
 		in := tc.nodes[ip]
+		if in.hit && n.kind == fromExport {
+			return tc.decodeDependency(in)
+		}
 		if n.kind != fromSource || in.kind != fromExport {
 			if ip.Types == nil {
 				return nil, fmt.Errorf("%s was not type-checked", path)
@@ -404,7 +456,7 @@ func (tc *typeChecker) checkDependency(n *node) {
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	tc.typeCheck(n, tc.depFset, tc.importer(n), true, info)
-	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported)
+	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported || tc.cache != nil && n.keyed)
 	// Its errors are in Errors as text: those in TypeErrors would keep
 	// the dependencies' file set.
 	p.Syntax, p.TypeErrors = nil, nil
@@ -431,9 +483,7 @@ func (tc *typeChecker) typeCheck(n *node, fset *token.FileSet, imp importerFunc,
 			}
 		},
 	}
-	if p.Module != nil && p.Module.GoVersion != "" {
-		conf.GoVersion = "go" + p.Module.GoVersion
-	}
+	conf.GoVersion = goVersionOf(p)
 	err := types.NewChecker(conf, fset, p.Types, info).Files(p.Syntax)
 	if err != nil && len(p.Errors) == 0 && !(noBodies && unusedImport(err.Error())) {
 		p.Errors = append(p.Errors, packages.Error{Pos: "-", Msg: err.Error(), Kind: packages.UnknownError})
@@ -649,4 +699,104 @@ func (s *summary) replay(pass *analysis.Pass) (any, error) {
 		out.Packages[f.Package] = f.Fact.(*deprecated.IsDeprecated)
 	}
 	return out, nil
+}
+
+// goVersionOf is the Go version p is checked at: its module's.
+func goVersionOf(p *packages.Package) string {
+	if p.Module != nil && p.Module.GoVersion != "" {
+		return "go" + p.Module.GoVersion
+	}
+	return ""
+}
+
+// cached looks n, a package outside the repository, up in the cache,
+// once its imports are done: a hit when its summary is there and its
+// imports' were too. It keys n when it can be kept: go list reported no
+// error of it, its files could be read, and its imports are keyed.
+func (tc *typeChecker) cached(n *node) bool {
+	p := n.p
+	if tc.cache == nil || len(p.Errors) > 0 || len(n.cut) > 0 {
+		return false
+	}
+	if p.PkgPath == "unsafe" {
+		// Go's own, with nothing to check or keep.
+		n.key = dependencyKey("", nil, "unsafe", "unsafe", "unsafe", nil, nil, nil)
+		n.keyed, n.hit, n.depTypes = true, true, types.Unsafe
+		tc.empty(p)
+		return true
+	}
+	imports := make(map[string]typesKey, len(p.Imports))
+	allHit := true
+	for path, ip := range p.Imports {
+		in := tc.nodes[ip]
+		if !in.keyed {
+			return false
+		}
+		imports[path] = in.key
+		allHit = allHit && in.hit
+	}
+	contents := make([][]byte, len(p.CompiledGoFiles))
+	for i, name := range p.CompiledGoFiles {
+		src, err := tc.readFile(name)
+		if err != nil {
+			return false
+		}
+		contents[i] = src
+	}
+	n.key = dependencyKey(goVersionOf(p), p.TypesSizes, p.ID, p.PkgPath, p.Name, p.CompiledGoFiles, contents, imports)
+	n.keyed = true
+	if !allHit {
+		return false
+	}
+	sum, ok := tc.cache.get(n.key)
+	if !ok {
+		return false
+	}
+	n.sum, n.hit = sum, true
+	p.Fset = tc.depFset
+	return true
+}
+
+// store keeps n's summary in the cache when n was keyed and it and its
+// imports type-checked without error; the export data is then dropped
+// unless the repository's packages import n.
+func (tc *typeChecker) store(n *node) {
+	if !n.keyed || n.sum == nil || n.sum.err != nil || n.p.IllTyped || len(n.p.Errors) > 0 || tc.ctx.Err() != nil {
+		n.keyed = false
+		return
+	}
+	if err := tc.cache.put(n.key, n.sum); err == nil {
+		tc.stored.Add(1)
+	}
+	if !n.imported {
+		n.sum.data = nil
+	}
+}
+
+// decodeDependency returns the types of in, a package whose summary came
+// from the cache, for a dependency checked from source: decoded from its
+// export data into depShared after its imports (all from the cache too),
+// so that no package is decoded in part and completed later while
+// another goroutine reads it.
+func (tc *typeChecker) decodeDependency(in *node) (*types.Package, error) {
+	tc.depMu.Lock()
+	defer tc.depMu.Unlock()
+	var decode func(n *node) error
+	decode = func(n *node) error {
+		if n.depTypes != nil || n.depErr != nil {
+			return n.depErr
+		}
+		for _, imp := range n.p.Imports {
+			if err := decode(tc.nodes[imp]); err != nil {
+				n.depErr = err
+				return err
+			}
+		}
+		n.depTypes, n.depErr = gcexportdata.Read(bytes.NewReader(n.sum.data), tc.depFset, tc.depShared, n.p.PkgPath)
+		return n.depErr
+	}
+	if err := decode(in); err != nil {
+		return nil, err
+	}
+	return in.depTypes, nil
 }

@@ -41,7 +41,7 @@ func TestParsePanicIsEveryVariantsError(t *testing.T) {
 	plain := &packages.Package{ID: "example.com/p", PkgPath: "example.com/p", Name: "p", CompiledGoFiles: []string{file}, Imports: map[string]*packages.Package{}}
 	variant := &packages.Package{ID: "example.com/p [example.com/p.test]", PkgPath: "example.com/p", Name: "p", ForTest: "example.com/p", CompiledGoFiles: []string{file}, Imports: map[string]*packages.Package{}}
 	parse := func(*token.FileSet, string, []byte) (*ast.File, error) { panic("boom") }
-	checkTypes(context.Background(), []*packages.Package{plain, variant}, []*packages.Package{plain, variant}, root, nil, parse)
+	checkTypes(context.Background(), []*packages.Package{plain, variant}, []*packages.Package{plain, variant}, root, nil, parse, nil)
 	for _, p := range []*packages.Package{plain, variant} {
 		if !p.IllTyped || len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Msg, "panicked") || p.Errors[0].Kind != packages.ParseError {
 			t.Errorf("%s: ill-typed %v, errors %v; want the parser's panic as a parse error", p.ID, p.IllTyped, p.Errors)

@@ -1,0 +1,281 @@
+package goanalysis
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"go/types"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/tools/go/types/objectpath"
+)
+
+// The summaries of the packages outside the repository (their export
+// data and deprecations, typecheck.go) are kept across loads, in files
+// under the cache directory, by a key of everything checking them reads:
+// the content of each of their files, the keys of their imports, the Go
+// version they are checked at, the target's sizes, and the versions of
+// quorum's type checker and analyzers. A review then type-checks only
+// the dependencies that no earlier review checked with the same files:
+// the standard library once per Go version, a module version once.
+//
+// A summary is kept only for a package that type-checked without error
+// and whose imports all did; it is used only when all its imports' are
+// too, so the packages it refers to are decoded from summaries as well,
+// never mixed with the same package checked from source.
+//
+// The files are quorum's: the go command's sandbox is not shown the
+// directory. Each ends in a SHA-256 of the rest; one that does not match
+// (a torn write, a flipped bit) is removed and its package checked
+// again.
+
+// DefaultTypesCacheMaxBytes bounds the summaries' directory: past it the
+// least recently used are removed.
+const DefaultTypesCacheMaxBytes = 1 << 30
+
+// typesCacheFormat names the layout of a summary's file and of its key.
+const typesCacheFormat = "quorum-types 1\n"
+
+// typesCacheMaxFile is the largest summary file read back (net/http's is
+// under 200 KiB).
+const typesCacheMaxFile = 64 << 20
+
+type typesCache struct {
+	dir      string
+	maxBytes int64
+
+	mu        sync.Mutex
+	lastPrune time.Time
+}
+
+func newTypesCache(dir string, maxBytes int64) *typesCache {
+	if maxBytes <= 0 {
+		maxBytes = DefaultTypesCacheMaxBytes
+	}
+	return &typesCache{dir: dir, maxBytes: maxBytes}
+}
+
+// A typesKey names one summary.
+type typesKey [sha256.Size]byte
+
+func (k typesKey) path(dir string) string {
+	s := hex.EncodeToString(k[:])
+	return filepath.Join(dir, s[:2], s[2:])
+}
+
+// cachedSummary is a summary as its file holds it.
+type cachedSummary struct {
+	Data          []byte
+	Deprecated    []cachedDeprecation
+	PkgDeprecated string
+}
+
+type cachedDeprecation struct {
+	Path string
+	Msg  string
+}
+
+// get returns the summary kept under key, if any. Its file's time is set
+// to now, at most once an hour, for pruning.
+func (c *typesCache) get(key typesKey) (*summary, bool) {
+	name := key.path(c.dir)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, typesCacheMaxFile+1))
+	if err != nil {
+		return nil, false
+	}
+	body, ok := verify(b)
+	var cs cachedSummary
+	if !ok || gob.NewDecoder(bytes.NewReader(body)).Decode(&cs) != nil {
+		os.Remove(name)
+		return nil, false
+	}
+	if fi, err := f.Stat(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+		now := time.Now()
+		os.Chtimes(name, now, now)
+	}
+	s := &summary{data: cs.Data, pkgDeprecated: cs.PkgDeprecated}
+	for _, d := range cs.Deprecated {
+		s.deprecated = append(s.deprecated, deprecation{objectpath.Path(d.Path), d.Msg})
+	}
+	return s, true
+}
+
+// verify returns the body of a summary's file when its header and its
+// checksum are right.
+func verify(b []byte) ([]byte, bool) {
+	if len(b) > typesCacheMaxFile || len(b) < len(typesCacheFormat)+sha256.Size || !bytes.HasPrefix(b, []byte(typesCacheFormat)) {
+		return nil, false
+	}
+	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, false
+	}
+	return body[len(typesCacheFormat):], true
+}
+
+// put keeps s under key: written to a temporary file, then renamed, so
+// a reader never sees half a file.
+func (c *typesCache) put(key typesKey, s *summary) error {
+	cs := cachedSummary{Data: s.data, PkgDeprecated: s.pkgDeprecated}
+	for _, d := range s.deprecated {
+		cs.Deprecated = append(cs.Deprecated, cachedDeprecation{string(d.path), d.msg})
+	}
+	var buf bytes.Buffer
+	buf.WriteString(typesCacheFormat)
+	if err := gob.NewEncoder(&buf).Encode(cs); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	name := key.path(c.dir)
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(buf.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// prune removes the least recently used summaries while the directory
+// holds more than maxBytes, down to three quarters of it; at most once a
+// minute per process. A reader that loses a file to it checks the
+// package again.
+func (c *typesCache) prune() {
+	c.mu.Lock()
+	if time.Since(c.lastPrune) < time.Minute {
+		c.mu.Unlock()
+		return
+	}
+	c.lastPrune = time.Now()
+	c.mu.Unlock()
+	type entry struct {
+		name string
+		size int64
+		mod  time.Time
+	}
+	var entries []entry
+	var total int64
+	filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		// A temporary file an interrupted write left is old news
+		// after an hour; younger ones may be being written.
+		if d.Name()[0] == '.' && time.Since(fi.ModTime()) < time.Hour {
+			return nil
+		}
+		entries = append(entries, entry{p, fi.Size(), fi.ModTime()})
+		total += fi.Size()
+		return nil
+	})
+	if total <= c.maxBytes {
+		return
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].mod.Before(entries[j].mod) })
+	for _, e := range entries {
+		if total <= c.maxBytes/4*3 {
+			break
+		}
+		if os.Remove(e.name) == nil {
+			total -= e.size
+		}
+	}
+}
+
+var (
+	buildIDOnce sync.Once
+	buildID     string
+)
+
+// quorumBuild names the code that checks a summary's package and writes
+// it: Go's version (go/types) and a SHA-256 of quorum's executable (its
+// x/tools, which writes export data and object paths, its staticcheck,
+// which reads deprecations, and the loader itself). Another build of
+// quorum, a test binary after a change, finds none of this one's
+// summaries. Empty when the executable cannot be read: then nothing is
+// kept.
+func quorumBuild() string {
+	buildIDOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		f, err := os.Open(exe)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return
+		}
+		buildID = runtime.Version() + " " + hex.EncodeToString(h.Sum(nil))
+	})
+	return buildID
+}
+
+// dependencyKey returns the key of a package outside the repository:
+// what go list says of it, its files' names and contents, and its
+// imports' keys by import path.
+func dependencyKey(goVersion string, sizes types.Sizes, id, pkgPath, name string, files []string, contents [][]byte, imports map[string]typesKey) typesKey {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(typesCacheFormat)
+	field(quorumBuild())
+	field(goVersion)
+	field(fmt.Sprintf("%#v", sizes))
+	field(id)
+	field(pkgPath)
+	field(name)
+	for i, f := range files {
+		field(f)
+		sum := sha256.Sum256(contents[i])
+		field(string(sum[:]))
+	}
+	for _, ip := range slices.Sorted(maps.Keys(imports)) {
+		field(ip)
+		k := imports[ip]
+		field(string(k[:]))
+	}
+	var k typesKey
+	h.Sum(k[:0])
+	return k
+}
