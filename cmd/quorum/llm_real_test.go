@@ -105,20 +105,6 @@ func (p *serverProxy) seen() []proxiedChat {
 
 // realLLMArgs run the security specialist on the LLM engine alone, with a
 // short answer, against the proxy.
-// modelSlot is held by the one test of this package whose model server
-// is generating: each server computes on one thread, and two generating at
-// once beside the other tests (TestMain runs more of them at a time than
-// the machine has cores) slowed both past their time limits in CI.
-var modelSlot = make(chan struct{}, 1)
-
-// generating waits for modelSlot and holds it until the test has ended
-// (and stopped its server).
-func generating(t *testing.T) {
-	t.Helper()
-	modelSlot <- struct{}{}
-	t.Cleanup(func() { <-modelSlot })
-}
-
 func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 	return append([]string{"--repo", dir, "--format", "json",
 		"--llm-base-url", p.baseURL(), "--llm-model", llmtest.Model,
@@ -131,16 +117,29 @@ func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 		"--llm-timeout", "4m", "--timeout", "5m"}, extra...)
 }
 
-// TestReviewRealLLM: quorum review against llama-cpp-python's server and a
-// small model (scripts/llm/install). The server rejects json_schema with
-// a 500; quorum asks again with json_object, gets an answer it parses, and
-// every finding lies on a line of the change; the summary says how large
-// the prompt was and how long it took. What the model finds is not tested.
-func TestReviewRealLLM(t *testing.T) {
+// TestRealLLM runs quorum review, then serve's review worker, against
+// llama-cpp-python's server and a small model (scripts/llm/install): one
+// server, which computes on one thread, for the two, one after the
+// other. Two generating at once beside the other tests (TestMain runs
+// more of them at a time than the machine has cores) slowed both past
+// their time limits in CI; and the second prompt starts as the first
+// (the security specialist's instructions), which the server does not
+// evaluate again.
+func TestRealLLM(t *testing.T) {
 	t.Parallel()
-	generating(t)
+	s := llmtest.Start(t, llmtest.Options{})
+	t.Run("review", func(t *testing.T) { testReviewRealLLM(t, s) })
+	t.Run("serve", func(t *testing.T) { testServeRealLLM(t, s) })
+}
+
+// testReviewRealLLM: quorum review against the real server. The server
+// rejects json_schema with a 500; quorum asks again with json_object,
+// gets an answer it parses, and every finding lies on a line of the
+// change; the summary says how large the prompt was and how long it
+// took. What the model finds is not tested.
+func testReviewRealLLM(t *testing.T, s *llmtest.Server) {
 	dir := llmRepo(t)
-	p := newServerProxy(t, llmtest.Start(t, llmtest.Options{}))
+	p := newServerProxy(t, s)
 	out, errOut, code := reviewRunEnv(t, env(), realLLMArgs(p, dir)...)
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d; stderr:\n%s\nthe server's answers: %+v", code, errOut, p.seen())
@@ -239,21 +238,22 @@ func TestReviewRealLLMTimeout(t *testing.T) {
 	}
 }
 
-// TestServeRealLLM: serve's review worker runs the LLM engine against the
-// real server as review does: json_schema refused, json_object asked for
-// and answered as a stream, and the stored summary says how the engine ran,
-// without the server's words. What the model answers is not tested: with
-// the built-in engines' findings in its prompt this small model may write
-// until its token limit, which the summary then says.
-func TestServeRealLLM(t *testing.T) {
-	t.Parallel()
-	generating(t)
+// testServeRealLLM: serve's review worker runs the LLM engine against
+// the real server as review does: json_schema refused, json_object asked
+// for and answered as a stream, and the stored summary says how the
+// engine ran, without the server's words. What the model answers is not
+// tested: with the built-in engines' findings in its prompt this small
+// model may write until its token limit, which the summary then says;
+// the limit is 64 tokens, for the answer costs the server about 90 ms of
+// CPU a token (its prompt, 12 ms a token, is mostly the one the review
+// subtest sent, which the server keeps).
+func testServeRealLLM(t *testing.T, s *llmtest.Server) {
 	dir := llmRepo(t)
-	p := newServerProxy(t, llmtest.Start(t, llmtest.Options{}))
+	p := newServerProxy(t, s)
 	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD~1"))
 	head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
 	full := serveReview(t, env(), dir, base, head, "--llm-base-url", p.baseURL(), "--llm-model", llmtest.Model,
-		"--llm-specialists", "security", "--llm-max-tokens", "300")
+		"--llm-specialists", "security", "--llm-max-tokens", "64")
 	if !hasFinding(full, "security", "config/app.ini", 3) {
 		t.Errorf("no built-in finding on config/app.ini:3 in %v", full["findings"])
 	}
