@@ -470,9 +470,11 @@ type fetched struct {
 	// its directory, to find the module of an import the load names.
 	requires map[string][]module.Version
 	// err is the fetch's own failure (its time limit, no sandbox for
-	// it), if any, and errKind its class for the advice.
-	err     string
-	errKind unavailableKind
+	// it), if any, and errKind its class for the advice; groupErr the
+	// failure of one module group's go command, by its directory.
+	err      string
+	errKind  unavailableKind
+	groupErr map[string]unavailable
 	// modCache is the module cache the load reads.
 	modCache string
 }
@@ -482,7 +484,7 @@ type fetched struct {
 // into the module cache, through a forwarding proxy of this fetch's own.
 // It returns an error only when the fetch could not start.
 func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, groups []group, tests bool) (*fetched, error) {
-	out := &fetched{off: l.fetcher == nil, missing: map[string]unavailable{}, requires: map[string][]module.Version{}, modCache: l.modCache}
+	out := &fetched{off: l.fetcher == nil, missing: map[string]unavailable{}, requires: map[string][]module.Version{}, modCache: l.modCache, groupErr: map[string]unavailable{}}
 	for _, g := range groups {
 		if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(g.modDir), "go.mod")); err == nil {
 			if mf, err := modfile.ParseLax("go.mod", b, nil); err == nil {
@@ -604,12 +606,12 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 			out.err, out.errKind = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout), timedOut
 			break
 		}
-		if runErr != nil && !named && len(out.missing) == before && out.err == "" {
+		if runErr != nil && !named && len(out.missing) == before {
 			// It failed and named no module (it could not start, the
-			// sandbox did not): what it lacks was not fetched, and the
-			// reason says so rather than what the offline load makes of
-			// the hole.
-			out.err, out.errKind = "the fetch's go command failed: "+goError(stderr.String(), runErr, root), goFailed
+			// sandbox did not, a limit killed it): what its module
+			// lacks was not fetched, and the reason says so rather than
+			// what the offline load makes of the hole.
+			out.groupErr[g.modDir] = unavailable{"the fetch's go command failed: " + goError(stderr.String(), runErr, root), goFailed}
 		}
 	}
 	return out, nil
@@ -681,12 +683,20 @@ func (f *fetched) failed(listed, stderr, root string) (named bool) {
 	return named
 }
 
-// goError is what a go command that failed said first, without the
-// tree's path and in at most 200 characters; or, when it said nothing,
-// how it failed.
+// goError is the last line of a go command's error output that is not
+// progress ("go: downloading …"), without the tree's path and in at most
+// 200 characters; or, when it said nothing else or a signal ended it, how
+// it failed.
 func goError(stderr string, err error, root string) string {
-	line := firstLine(strings.ReplaceAll(stderr, root+string(filepath.Separator), ""))
-	if line == "" {
+	var line string
+	for _, l := range strings.Split(strings.ReplaceAll(stderr, root+string(filepath.Separator), ""), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !progressLine.MatchString(l) {
+			line = l
+		}
+	}
+	var exit *exec.ExitError
+	if line == "" || errors.As(err, &exit) && !exit.Exited() {
 		return err.Error()
 	}
 	if r := []rune(line); len(r) > 200 {
@@ -694,6 +704,9 @@ func goError(stderr string, err error, root string) string {
 	}
 	return line
 }
+
+// progressLine is a go command's line of progress, not of error.
+var progressLine = regexp.MustCompile(`^go: (downloading|finding|found|extracting) `)
 
 // limitedBuffer keeps the first n bytes written to it.
 type limitedBuffer struct {
@@ -724,7 +737,7 @@ func (f *fetched) explain(modDir, why string) string {
 		return why
 	}
 	if mod, ok := f.moduleOf(modDir, why); ok {
-		if u, ok := f.unavailable(mod); ok {
+		if u, ok := f.unavailable(modDir, mod); ok {
 			return fmt.Sprintf("module %s@%s could not be had: %s; %s", mod.Path, mod.Version, u.why, advice(u.kind, mod.Path))
 		}
 		return why
@@ -737,7 +750,7 @@ func (f *fetched) explain(modDir, why string) string {
 	var lacked []string
 	kind := fetchOff
 	for _, r := range f.requires[modDir] {
-		if u, ok := f.unavailable(r); ok {
+		if u, ok := f.unavailable(modDir, r); ok {
 			lacked = append(lacked, r.Path+"@"+r.Version)
 			kind = u.kind
 		}
@@ -770,8 +783,9 @@ func (f *fetched) moduleOf(modDir, why string) (module.Version, bool) {
 	return mod, mod.Path != ""
 }
 
-// unavailable says why the review could not have mod, if it could not.
-func (f *fetched) unavailable(mod module.Version) (unavailable, bool) {
+// unavailable says why the review could not have mod, which the module
+// at modDir requires, if it could not.
+func (f *fetched) unavailable(modDir string, mod module.Version) (unavailable, bool) {
 	if u, ok := f.missing[mod.Path+"@"+mod.Version]; ok {
 		return u, true
 	}
@@ -784,7 +798,8 @@ func (f *fetched) unavailable(mod module.Version) (unavailable, bool) {
 	case f.err != "":
 		return unavailable{f.err, f.errKind}, true
 	}
-	return unavailable{}, false
+	u, ok := f.groupErr[modDir]
+	return u, ok
 }
 
 // cached reports whether the module cache holds mod's zip.

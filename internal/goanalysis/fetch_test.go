@@ -532,11 +532,12 @@ func wantReasons(t *testing.T, p *goanalysis.Program, wants ...string) {
 // A fetch whose go command fails without naming a module (it could not
 // start, its sandbox did not) is the reason the module is lacking, not
 // what the offline load makes of the hole ("could not import
-// corp.example/lib (invalid package name: "")").
+// corp.example/lib (invalid package name: "")"): its error, not its
+// lines of progress.
 func TestFetchFailureIsNamed(t *testing.T) {
 	t.Parallel()
 	base := worldDir(t, "quorum-go-fetch-")
-	goExe := standInGo(t, base, `case "$GOPROXY" in *http://*) echo "quorum-stand-in: the fetch broke" >&2; exit 2 ;; esac
+	goExe := standInGo(t, base, `case "$GOPROXY" in *http://*) printf 'go: downloading corp.example/lib v1.0.0\nquorum-stand-in: the fetch broke\ngo: finding module for package corp.example/other\n' >&2; exit 2 ;; esac
 exec `+goRoot(t)+`/bin/go "$@"
 `)
 	proxy := goanalysistest.NewGoProxy(t, lib())

@@ -184,6 +184,9 @@ const keep = 2
 
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
+	// The build is named before any review: a process that outlives an
+	// upgrade of its executable keeps its own name.
+	quorumBuild()
 	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}, packagesLoad: packages.Load}
 }
 

@@ -130,8 +130,11 @@ func verify(b []byte) ([]byte, bool) {
 	return body[len(typesCacheFormat):], true
 }
 
+// remove drops the summary kept under key.
+func (c *typesCache) remove(key typesKey) { os.Remove(key.path(c.dir)) }
+
 // put keeps s under key: written to a temporary file, then renamed, so
-// a reader never sees half a file.
+// a reader never sees half a file. One larger than get reads is not kept.
 func (c *typesCache) put(key typesKey, s *summary) error {
 	cs := cachedSummary{Data: s.data, PkgDeprecated: s.pkgDeprecated}
 	for _, d := range s.deprecated {
@@ -141,6 +144,9 @@ func (c *typesCache) put(key typesKey, s *summary) error {
 	buf.WriteString(typesCacheFormat)
 	if err := gob.NewEncoder(&buf).Encode(cs); err != nil {
 		return err
+	}
+	if buf.Len()+sha256.Size > typesCacheMaxFile {
+		return fmt.Errorf("a summary of %d bytes is over the bound of %d", buf.Len(), typesCacheMaxFile)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
@@ -221,28 +227,32 @@ var (
 )
 
 // quorumBuild names the code that checks a summary's package and writes
-// it: Go's version (go/types) and a SHA-256 of quorum's executable (its
-// x/tools, which writes export data and object paths, its staticcheck,
-// which reads deprecations, and the loader itself). Another build of
-// quorum, a test binary after a change, finds none of this one's
-// summaries. Empty when the executable cannot be read: then nothing is
-// kept.
+// it: Go's version (go/types), GODEBUG (gotypesalias and the like change
+// what go/types makes) and a SHA-256 of quorum's executable (its x/tools,
+// which writes export data and object paths, its staticcheck, which
+// reads deprecations, and the loader itself). Another build of quorum, a
+// test binary after a change, finds none of this one's summaries. On
+// Linux the file hashed is /proc/self/exe, the running one even when an
+// upgrade has put another at its path. Empty when the executable cannot
+// be read: then nothing is kept. NewLoader computes it.
 func quorumBuild() string {
 	buildIDOnce.Do(func() {
-		exe, err := os.Executable()
+		f, err := os.Open("/proc/self/exe")
 		if err != nil {
-			return
-		}
-		f, err := os.Open(exe)
-		if err != nil {
-			return
+			exe, err := os.Executable()
+			if err != nil {
+				return
+			}
+			if f, err = os.Open(exe); err != nil {
+				return
+			}
 		}
 		defer f.Close()
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err != nil {
 			return
 		}
-		buildID = runtime.Version() + " " + hex.EncodeToString(h.Sum(nil))
+		buildID = runtime.Version() + " GODEBUG=" + os.Getenv("GODEBUG") + " " + hex.EncodeToString(h.Sum(nil))
 	})
 	return buildID
 }

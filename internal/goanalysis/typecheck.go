@@ -112,6 +112,10 @@ type node struct {
 	hit      bool
 	depTypes *types.Package
 	depErr   error
+	// contents are the files' bytes the key was computed from, which
+	// the check then parses (not a second read, which a fetch writing
+	// the module cache meanwhile could make differ); nil once checked.
+	contents [][]byte
 }
 
 type nodeKind int
@@ -232,7 +236,8 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	// packages, in parallel, each after its imports.
 	tc.run(order, func(n *node) bool { return n.kind == fromExport })
 	if tc.cache != nil && tc.stored.Load() > 0 {
-		tc.cache.prune()
+		// Outside the review's time: it walks the whole directory.
+		go tc.cache.prune()
 	}
 	for _, n := range order {
 		if n.kind == fromExport && n.imported {
@@ -328,6 +333,7 @@ func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
 			case fromExport:
 				if !tc.cached(n) {
 					tc.checkDependency(n)
+					n.contents = nil
 					tc.store(n)
 				}
 			}
@@ -351,6 +357,11 @@ func (tc *typeChecker) decode(n *node) {
 	}
 	if _, err := gcexportdata.Read(bytes.NewReader(n.sum.data), tc.fset, tc.shared, n.p.PkgPath); err != nil {
 		n.decodeErr = err
+		if n.hit {
+			// Whole, by its checksum, yet not export data this build
+			// reads: no later load is to stumble on it.
+			tc.cache.remove(n.key)
+		}
 	}
 }
 
@@ -444,8 +455,12 @@ func (tc *typeChecker) checkDependency(n *node) {
 		return
 	}
 	p.Fset = tc.depFset
-	for _, name := range p.CompiledGoFiles {
-		f, err := tc.parseDependency(tc.depFset, name)
+	for i, name := range p.CompiledGoFiles {
+		var src []byte
+		if i < len(n.contents) {
+			src = n.contents[i]
+		}
+		f, err := tc.parseDependency(tc.depFset, name, src)
 		if err != nil {
 			p.Errors = append(p.Errors, parseErrors(err)...)
 		}
@@ -512,7 +527,7 @@ func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
 			}
 		}()
 		if !inside(tc.root, filename) {
-			pf.f, pf.err = tc.parseDependency(tc.fset, filename)
+			pf.f, pf.err = tc.parseDependency(tc.fset, filename, nil)
 			return
 		}
 		src, err := tc.readFile(filename)
@@ -527,10 +542,12 @@ func (tc *typeChecker) parseShared(filename string) (*ast.File, error) {
 
 // parseDependency parses a file outside the repository without what
 // type-checking its declarations does not need (trim).
-func (tc *typeChecker) parseDependency(fset *token.FileSet, filename string) (*ast.File, error) {
-	src, err := tc.readFile(filename)
-	if err != nil {
-		return nil, err
+func (tc *typeChecker) parseDependency(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+	if src == nil {
+		var err error
+		if src, err = tc.readFile(filename); err != nil {
+			return nil, err
+		}
 	}
 	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
 	if f != nil {
@@ -746,10 +763,12 @@ func (tc *typeChecker) cached(n *node) bool {
 	n.key = dependencyKey(goVersionOf(p), p.TypesSizes, p.ID, p.PkgPath, p.Name, p.CompiledGoFiles, contents, imports)
 	n.keyed = true
 	if !allHit {
+		n.contents = contents
 		return false
 	}
 	sum, ok := tc.cache.get(n.key)
 	if !ok {
+		n.contents = contents
 		return false
 	}
 	n.sum, n.hit = sum, true
@@ -761,14 +780,14 @@ func (tc *typeChecker) cached(n *node) bool {
 // imports type-checked without error; the export data is then dropped
 // unless the repository's packages import n.
 func (tc *typeChecker) store(n *node) {
-	if !n.keyed || n.sum == nil || n.sum.err != nil || n.p.IllTyped || len(n.p.Errors) > 0 || tc.ctx.Err() != nil {
+	if n.keyed && n.sum != nil && n.sum.err == nil && !n.p.IllTyped && len(n.p.Errors) == 0 && tc.ctx.Err() == nil {
+		if err := tc.cache.put(n.key, n.sum); err == nil {
+			tc.stored.Add(1)
+		}
+	} else {
 		n.keyed = false
-		return
 	}
-	if err := tc.cache.put(n.key, n.sum); err == nil {
-		tc.stored.Add(1)
-	}
-	if !n.imported {
+	if !n.imported && n.sum != nil {
 		n.sum.data = nil
 	}
 }
@@ -793,6 +812,9 @@ func (tc *typeChecker) decodeDependency(in *node) (*types.Package, error) {
 			}
 		}
 		n.depTypes, n.depErr = gcexportdata.Read(bytes.NewReader(n.sum.data), tc.depFset, tc.depShared, n.p.PkgPath)
+		if n.depErr != nil {
+			tc.cache.remove(n.key)
+		}
 		return n.depErr
 	}
 	if err := decode(in); err != nil {
