@@ -1,0 +1,187 @@
+// Package analyzertest runs one of quorum's analyzers on test data and
+// checks its diagnostics against the data's "// want" comments, as
+// golang.org/x/tools/go/analysis/analysistest does, at a fraction of the
+// cost: the packages under test are type-checked from source and their
+// imports read from export data, where analysistest type-checks every
+// package they import, function bodies included, from source (net/http
+// and all below it, once per test binary, under the race detector).
+//
+// It is for analyzers without facts, which never run on an import; an
+// analyzer that has facts, or requires one that has (weakhash; buildssa
+// requires ctrlflow, whose checker panics on an import without syntax),
+// needs its imports analysed, and Run hands it to analysistest. Only the expectations quorum's test data
+// use are read: `// want` followed by one or more regular expressions in
+// back quotes or double quotes, each to match the message of one
+// diagnostic on that line.
+package analyzertest
+
+import (
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/analysistest"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+)
+
+// TB is what Run reports to: a *testing.T.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Failed() bool
+}
+
+// Run loads patterns from dir, the root of a GOPATH tree as analysistest
+// takes it, runs a on them and checks its diagnostics.
+func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
+	t.Helper()
+	if hasFacts(a) {
+		analysistest.Run(t, dir, a, patterns...)
+		return
+	}
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports |
+			packages.NeedTypes | packages.NeedTypesSizes | packages.NeedSyntax | packages.NeedTypesInfo | packages.NeedModule,
+		Dir:   dir,
+		Tests: true,
+		Env:   append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOWORK=off", "GOFLAGS="),
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		t.Fatalf("loading %s: %v", patterns, err)
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("no packages matched %s", patterns)
+	}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Errorf("%s: %v", p.ID, e)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	g, err := checker.Analyze([]*analysis.Analyzer{a}, pkgs, &checker.Options{SanityCheck: true})
+	if err != nil {
+		t.Fatalf("analyze: %v", err)
+	}
+	// A file of a package's test variant is also in the package: each
+	// file's diagnostics and expectations are counted once.
+	got := map[position][]string{}
+	seenFile := map[string]bool{}
+	want := map[position][]*regexp.Regexp{}
+	for _, act := range g.Roots {
+		if act.Err != nil {
+			t.Errorf("%s: %v", act, act.Err)
+			continue
+		}
+		fset := act.Package.Fset
+		var files []string
+		for _, f := range act.Package.Syntax {
+			name := fset.File(f.Pos()).Name()
+			if seenFile[name] {
+				continue
+			}
+			seenFile[name] = true
+			files = append(files, name)
+			for _, cg := range f.Comments {
+				for _, c := range cg.List {
+					res, err := expectations(c.Text)
+					if err != nil {
+						t.Errorf("%s: %v", fset.Position(c.Pos()), err)
+					}
+					pos := fset.Position(c.Pos())
+					k := position{pos.Filename, pos.Line}
+					want[k] = append(want[k], res...)
+				}
+			}
+		}
+		for _, d := range act.Diagnostics {
+			pos := fset.Position(d.Pos)
+			if slices.Contains(files, pos.Filename) {
+				k := position{pos.Filename, pos.Line}
+				got[k] = append(got[k], d.Message)
+			}
+		}
+	}
+	for k, msgs := range got {
+		res := want[k]
+		for _, msg := range msgs {
+			i := slices.IndexFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(msg) })
+			if i < 0 {
+				t.Errorf("%s: unexpected diagnostic: %s", k, msg)
+				continue
+			}
+			res = slices.Delete(res, i, i+1)
+		}
+		want[k] = res
+	}
+	for k, res := range want {
+		for _, re := range res {
+			t.Errorf("%s: no diagnostic was reported matching %#q", k, re)
+		}
+	}
+}
+
+type position struct {
+	file string
+	line int
+}
+
+func (p position) String() string { return fmt.Sprintf("%s:%d", filepath.Base(p.file), p.line) }
+
+// expectations reads a comment's `want` expectations: the regular
+// expressions after "want", each a Go string literal.
+func expectations(comment string) ([]*regexp.Regexp, error) {
+	text, ok := strings.CutPrefix(comment, "//")
+	if !ok {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(text), "want")
+	if !ok || rest == "" || rest[0] != ' ' && rest[0] != '\t' {
+		return nil, nil
+	}
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	s.Init(fset.AddFile("", -1, len(rest)), []byte(rest), nil, 0)
+	var out []*regexp.Regexp
+	for {
+		_, tok, lit := s.Scan()
+		switch tok {
+		case token.EOF, token.SEMICOLON:
+			if len(out) == 0 {
+				return nil, fmt.Errorf("a want comment with no expectation: %q", comment)
+			}
+			return out, nil
+		case token.STRING:
+			pat, err := strconv.Unquote(lit)
+			if err != nil {
+				return nil, err
+			}
+			re, err := regexp.Compile(pat)
+			if err != nil {
+				return nil, fmt.Errorf("want %s: %v", lit, err)
+			}
+			out = append(out, re)
+		default:
+			return nil, fmt.Errorf("want comment %q: expected a string literal, found %s %q (facts are analysistest's)", comment, tok, lit)
+		}
+	}
+}
+
+// hasFacts says whether a, or an analyzer it requires, has facts.
+func hasFacts(a *analysis.Analyzer) bool {
+	if len(a.FactTypes) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(a.Requires, hasFacts)
+}
