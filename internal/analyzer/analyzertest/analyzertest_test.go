@@ -34,10 +34,14 @@ var shout = &analysis.Analyzer{
 // recorder is a TB that keeps what Run reports.
 type recorder struct{ errs []string }
 
-func (r *recorder) Helper()                        {}
-func (r *recorder) Errorf(format string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(format, a...)) }
-func (r *recorder) Fatalf(format string, a ...any) { r.errs = append(r.errs, "FATAL "+fmt.Sprintf(format, a...)) }
-func (r *recorder) Failed() bool                   { return len(r.errs) > 0 }
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
+func (r *recorder) Fatalf(format string, a ...any) {
+	r.errs = append(r.errs, "FATAL "+fmt.Sprintf(format, a...))
+}
+func (r *recorder) Failed() bool { return len(r.errs) > 0 }
 
 // Run fails for a diagnostic no comment wants, for a comment no
 // diagnostic matches, and for one that matches another's message, and
