@@ -683,20 +683,37 @@ func (f *fetched) failed(listed, stderr, root string) (named bool) {
 	return named
 }
 
-// goError is the last line of a go command's error output that is not
-// progress ("go: downloading …"), without the tree's path and in at most
-// 200 characters; or, when it said nothing else or a signal ended it, how
-// it failed.
+// goError is what a failed go command said of its failure: the Go
+// runtime's own ("fatal error: …", "panic: …") if it crashed, else its
+// first line of error output that is not progress ("go: downloading …"),
+// without the tree's path and in at most 200 characters; or, when it
+// said nothing else or a signal ended it (bubblewrap exits with 128 plus
+// the signal's number), how it failed.
 func goError(stderr string, err error, root string) string {
-	var line string
+	var first, crash string
 	for _, l := range strings.Split(strings.ReplaceAll(stderr, root+string(filepath.Separator), ""), "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !progressLine.MatchString(l) {
-			line = l
+		switch {
+		case crash == "" && (strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:")):
+			crash = l
+		case first == "" && l != "" && !progressLine.MatchString(l):
+			first = l
 		}
 	}
+	line := first
+	if crash != "" {
+		line = crash
+	}
 	var exit *exec.ExitError
-	if line == "" || errors.As(err, &exit) && !exit.Exited() {
+	if errors.As(err, &exit) {
+		if code := exit.ExitCode(); code > 128 && code <= 128+64 {
+			return fmt.Sprintf("it was ended by signal %d (%s), a limit of its sandbox or the machine's", code-128, syscall.Signal(code-128))
+		}
+		if !exit.Exited() {
+			return err.Error()
+		}
+	}
+	if line == "" {
 		return err.Error()
 	}
 	if r := []rune(line); len(r) > 200 {
@@ -745,14 +762,20 @@ func (f *fetched) explain(modDir, why string) string {
 	if f.err != "" && strings.Contains(why, "go list") {
 		return why + "; " + f.err + "; " + advice(f.errKind, "")
 	}
+	if u, ok := f.groupErr[modDir]; ok && strings.Contains(why, "go list") {
+		return why + "; " + u.why + "; " + advice(u.kind, "")
+	}
 	// A type error that names no module ("undefined: jwt") may come
 	// from one the review lacks.
 	var lacked []string
-	kind := fetchOff
+	kind, cause := fetchOff, ""
 	for _, r := range f.requires[modDir] {
 		if u, ok := f.unavailable(modDir, r); ok {
 			lacked = append(lacked, r.Path+"@"+r.Version)
 			kind = u.kind
+			if u.kind == goFailed {
+				cause = u.why + "; "
+			}
 		}
 	}
 	if len(lacked) == 0 {
@@ -763,7 +786,7 @@ func (f *fetched) explain(modDir, why string) string {
 		more = fmt.Sprintf(" and %d more", len(lacked)-3)
 		lacked = lacked[:3]
 	}
-	return fmt.Sprintf("%s (the review lacks modules its go.mod requires: %s%s; %s)", why, strings.Join(lacked, ", "), more, advice(kind, lacked[0]))
+	return fmt.Sprintf("%s (the review lacks modules its go.mod requires: %s%s; %s%s)", why, strings.Join(lacked, ", "), more, cause, advice(kind, lacked[0]))
 }
 
 // moduleOf returns the module a reason names: in a go command's error,

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"go/types"
 	"io"
@@ -215,7 +216,8 @@ func (c *typesCache) prune() {
 		if total <= c.maxBytes/4*3 {
 			break
 		}
-		if os.Remove(e.name) == nil {
+		// Gone already: another process's prune took it.
+		if err := os.Remove(e.name); err == nil || errors.Is(err, fs.ErrNotExist) {
 			total -= e.size
 		}
 	}

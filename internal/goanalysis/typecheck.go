@@ -318,7 +318,7 @@ func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
 					// Nothing of the half-made check is kept: without
 					// syntax and types the package is neither repaired
 					// nor analysed in part, and no import of it decodes.
-					n.sum = nil
+					n.sum, n.contents, n.keyed = nil, nil, false
 					tc.empty(n.p)
 					n.p.Syntax, n.p.TypesInfo, n.p.TypeErrors = nil, nil, nil
 					n.p.Errors = append(n.p.Errors, packages.Error{Pos: "-", Msg: fmt.Sprintf("type checking %s panicked: %v", n.p.PkgPath, x), Kind: packages.UnknownError})
@@ -333,7 +333,6 @@ func (tc *typeChecker) run(order []*node, pick func(*node) bool) {
 			case fromExport:
 				if !tc.cached(n) {
 					tc.checkDependency(n)
-					n.contents = nil
 					tc.store(n)
 				}
 			}
@@ -468,6 +467,7 @@ func (tc *typeChecker) checkDependency(n *node) {
 			p.Syntax = append(p.Syntax, f)
 		}
 	}
+	n.contents = nil
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	tc.typeCheck(n, tc.depFset, tc.importer(n), true, info)
@@ -783,6 +783,9 @@ func (tc *typeChecker) store(n *node) {
 	if n.keyed && n.sum != nil && n.sum.err == nil && !n.p.IllTyped && len(n.p.Errors) == 0 && tc.ctx.Err() == nil {
 		if err := tc.cache.put(n.key, n.sum); err == nil {
 			tc.stored.Add(1)
+		} else {
+			// Its dependents could never be found: not kept either.
+			n.keyed = false
 		}
 	} else {
 		n.keyed = false

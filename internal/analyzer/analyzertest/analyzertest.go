@@ -9,10 +9,17 @@
 // It is for analyzers without facts, which never run on an import; an
 // analyzer that has facts, or requires one that has (weakhash; buildssa
 // requires ctrlflow, whose checker panics on an import without syntax),
-// needs its imports analysed, and Run hands it to analysistest. Only the expectations quorum's test data
-// use are read: `// want` followed by one or more regular expressions in
-// back quotes or double quotes, each to match the message of one
-// diagnostic on that line.
+// needs its imports analysed, and Run hands it to analysistest.
+//
+// Only the expectations quorum's test data use are read: `// want` (or
+// `/* want */`) followed by one or more regular expressions in back
+// quotes or double quotes, each to match the message of one diagnostic
+// on that line; a comment starting with "want" that does not read so is
+// an error. Each root package (a package, its
+// test variant) is checked against its own files' expectations, and every
+// diagnostic it reports counts, as in analysistest. Unlike analysistest,
+// the test data is always a GOPATH tree, and a package error fails the
+// test.
 package analyzertest
 
 import (
@@ -74,25 +81,16 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}
-	// A file of a package's test variant is also in the package: each
-	// file's diagnostics and expectations are counted once.
-	got := map[position][]string{}
-	seenFile := map[string]bool{}
-	want := map[position][]*regexp.Regexp{}
+	// Each root is checked against the expectations of its own files,
+	// as analysistest does: a package and its test variant each.
 	for _, act := range g.Roots {
 		if act.Err != nil {
 			t.Errorf("%s: %v", act, act.Err)
 			continue
 		}
 		fset := act.Package.Fset
-		var files []string
+		want := map[position][]*regexp.Regexp{}
 		for _, f := range act.Package.Syntax {
-			name := fset.File(f.Pos()).Name()
-			if seenFile[name] {
-				continue
-			}
-			seenFile[name] = true
-			files = append(files, name)
 			for _, cg := range f.Comments {
 				for _, c := range cg.List {
 					res, err := expectations(c.Text)
@@ -105,29 +103,23 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 				}
 			}
 		}
+		// Every diagnostic counts, wherever it points (another file,
+		// no position): one no expectation wants is a failure.
 		for _, d := range act.Diagnostics {
 			pos := fset.Position(d.Pos)
-			if slices.Contains(files, pos.Filename) {
-				k := position{pos.Filename, pos.Line}
-				got[k] = append(got[k], d.Message)
-			}
-		}
-	}
-	for k, msgs := range got {
-		res := want[k]
-		for _, msg := range msgs {
-			i := slices.IndexFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(msg) })
+			k := position{pos.Filename, pos.Line}
+			res := want[k]
+			i := slices.IndexFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(d.Message) })
 			if i < 0 {
-				t.Errorf("%s: unexpected diagnostic: %s", k, msg)
+				t.Errorf("%s: %s: unexpected diagnostic: %s", act.Package.ID, k, d.Message)
 				continue
 			}
-			res = slices.Delete(res, i, i+1)
+			want[k] = slices.Delete(res, i, i+1)
 		}
-		want[k] = res
-	}
-	for k, res := range want {
-		for _, re := range res {
-			t.Errorf("%s: no diagnostic was reported matching %#q", k, re)
+		for k, res := range want {
+			for _, re := range res {
+				t.Errorf("%s: %s: no diagnostic was reported matching %#q", act.Package.ID, k, re)
+			}
 		}
 	}
 }
@@ -140,14 +132,16 @@ type position struct {
 func (p position) String() string { return fmt.Sprintf("%s:%d", filepath.Base(p.file), p.line) }
 
 // expectations reads a comment's `want` expectations: the regular
-// expressions after "want", each a Go string literal.
+// expressions after "want", each a Go string literal. A comment whose
+// text starts with "want" (in // or /* */) either reads so or is an
+// error: never an expectation silently dropped.
 func expectations(comment string) ([]*regexp.Regexp, error) {
 	text, ok := strings.CutPrefix(comment, "//")
 	if !ok {
-		return nil, nil
+		text = strings.TrimSuffix(strings.TrimPrefix(comment, "/*"), "*/")
 	}
 	rest, ok := strings.CutPrefix(strings.TrimSpace(text), "want")
-	if !ok || rest == "" || rest[0] != ' ' && rest[0] != '\t' {
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"' && rest[0] != '`' {
 		return nil, nil
 	}
 	var s scanner.Scanner

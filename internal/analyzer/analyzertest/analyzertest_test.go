@@ -64,16 +64,17 @@ func TestRunChecksEveryExpectation(t *testing.T) {
 	analyzertest.Run(r, dir, shout, "a")
 	slices.Sort(r.errs)
 	want := []string{
-		"a.go:6: unexpected diagnostic: found X in a",
-		"a.go:7: no diagnostic was reported matching `found`",
-		"a.go:8: no diagnostic was reported matching `found Y`",
-		"a.go:8: unexpected diagnostic: found X in a",
+		"a: a.go:6: unexpected diagnostic: found X in a",
+		"a: a.go:7: no diagnostic was reported matching `found`",
+		"a: a.go:8: no diagnostic was reported matching `found Y`",
+		"a: a.go:8: unexpected diagnostic: found X in a",
 	}
 	if !slices.Equal(r.errs, want) {
 		t.Errorf("Run reported\n%s\nwant\n%s", strings.Join(r.errs, "\n"), strings.Join(want, "\n"))
 	}
 
-	ok := "package a\n\nimport \"net/http\"\n\nvar X = http.StatusOK // want `found X in a`\n"
+	ok := "package a\n\nimport \"net/http\"\n\nvar X = http.StatusOK // want `found X in a`\n" +
+		"var W = X /* want \"found X\" */\n"
 	if err := os.WriteFile(filepath.Join(dir, "src", "a", "a.go"), []byte(ok), 0o644); err != nil {
 		t.Fatal(err)
 	}
