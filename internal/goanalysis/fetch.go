@@ -469,11 +469,10 @@ type fetched struct {
 	// requires are the go.mod's requirements of each module group, by
 	// its directory, to find the module of an import the load names.
 	requires map[string][]module.Version
-	// err is the fetch's own failure (its time limit, no sandbox for
-	// it), if any, and errKind its class for the advice; groupErr the
-	// failure of one module group's go command, by its directory.
-	err      string
-	errKind  unavailableKind
+	// err is the whole fetch's own failure (its time limit, no sandbox
+	// for it), if any; groupErr the failure of one module group's go
+	// command, by its directory. failure reads both.
+	err      *unavailable
 	groupErr map[string]unavailable
 	// modCache is the module cache the load reads.
 	modCache string
@@ -512,7 +511,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 	// bubblewrap there is no such sandbox, and nothing is fetched
 	// rather than the go command given the host's network.
 	if sandbox.Probe().Bubblewrap == "" {
-		out.err, out.errKind = "modules are not fetched without bubblewrap: the fetch's go command runs only in a network namespace of its own", noSandbox
+		out.err = &unavailable{"modules are not fetched without bubblewrap: the fetch's go command runs only in a network namespace of its own", noSandbox}
 		return out, nil
 	}
 	if _, err := l.bridge(ctx); err != nil {
@@ -603,7 +602,7 @@ func (l *Loader) fetch(ctx context.Context, env []string, tree, root string, gro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			out.err, out.errKind = fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout), timedOut
+			out.err = &unavailable{fmt.Sprintf("fetching modules took longer than %s", l.fetcher.timeout), timedOut}
 			break
 		}
 		if runErr != nil && !named && len(out.missing) == before {
@@ -674,11 +673,7 @@ func (f *fetched) failed(listed, stderr, root string) (named bool) {
 		if _, ok := f.missing[key]; ok {
 			continue
 		}
-		why = strings.TrimSpace(strings.ReplaceAll(why, root+string(filepath.Separator), ""))
-		if r := []rune(why); len(r) > 200 {
-			why = string(r[:200]) + "…"
-		}
-		f.missing[key] = unavailable{"the go command said: " + why, notVerified}
+		f.missing[key] = unavailable{"the go command said: " + quoteGo(why, root), notVerified}
 	}
 	return named
 }
@@ -691,7 +686,7 @@ func (f *fetched) failed(listed, stderr, root string) (named bool) {
 // the signal's number), how it failed.
 func goError(stderr string, err error, root string) string {
 	var first, crash string
-	for _, l := range strings.Split(strings.ReplaceAll(stderr, root+string(filepath.Separator), ""), "\n") {
+	for _, l := range strings.Split(stderr, "\n") {
 		l = strings.TrimSpace(l)
 		switch {
 		case crash == "" && (strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:")):
@@ -716,10 +711,18 @@ func goError(stderr string, err error, root string) string {
 	if line == "" {
 		return err.Error()
 	}
-	if r := []rune(line); len(r) > 200 {
-		line = string(r[:200]) + "…"
+	return quoteGo(line, root)
+}
+
+// quoteGo is a go command's words as a reason quotes them: without the
+// tree's path (a review says the same each time), in at most 200
+// characters.
+func quoteGo(s, root string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, root+string(filepath.Separator), ""))
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
 	}
-	return line
+	return s
 }
 
 // progressLine is a go command's line of progress, not of error.
@@ -759,23 +762,21 @@ func (f *fetched) explain(modDir, why string) string {
 		}
 		return why
 	}
-	if f.err != "" && strings.Contains(why, "go list") {
-		return why + "; " + f.err + "; " + advice(f.errKind, "")
-	}
-	if u, ok := f.groupErr[modDir]; ok && strings.Contains(why, "go list") {
-		return why + "; " + u.why + "; " + advice(u.kind, "")
+	failed, fetchFailed := f.failure(modDir)
+	if fetchFailed && strings.Contains(why, "go list") {
+		return why + "; " + failed.why + "; " + advice(failed.kind, "")
 	}
 	// A type error that names no module ("undefined: jwt") may come
 	// from one the review lacks.
 	var lacked []string
 	kind, cause := fetchOff, ""
+	if fetchFailed {
+		cause = failed.why + "; "
+	}
 	for _, r := range f.requires[modDir] {
 		if u, ok := f.unavailable(modDir, r); ok {
 			lacked = append(lacked, r.Path+"@"+r.Version)
 			kind = u.kind
-			if u.kind == goFailed {
-				cause = u.why + "; "
-			}
 		}
 	}
 	if len(lacked) == 0 {
@@ -818,8 +819,15 @@ func (f *fetched) unavailable(modDir string, mod module.Version) (unavailable, b
 	switch {
 	case f.off:
 		return unavailable{"fetching modules is off (--go-proxy off) and the module cache does not hold it", fetchOff}, true
-	case f.err != "":
-		return unavailable{f.err, f.errKind}, true
+	}
+	return f.failure(modDir)
+}
+
+// failure is why the fetch for the module at modDir failed, if it did:
+// the whole fetch's failure, else its group's.
+func (f *fetched) failure(modDir string) (unavailable, bool) {
+	if f.err != nil {
+		return *f.err, true
 	}
 	u, ok := f.groupErr[modDir]
 	return u, ok

@@ -114,10 +114,6 @@ type Config struct {
 	// typecache.go); a directory under the user's cache directory when
 	// empty.
 	CacheDir string
-	// TypesCacheMaxBytes bounds CacheDir's "types": past it the least
-	// recently used summaries are removed. DefaultTypesCacheMaxBytes
-	// when 0.
-	TypesCacheMaxBytes int64
 	// Timeout bounds loading one change's packages (the go command and
 	// type checking); past it the change is reviewed syntax-only.
 	// DefaultTimeout when 0.
@@ -184,9 +180,6 @@ const keep = 2
 
 // NewLoader returns a loader with cfg.
 func NewLoader(cfg Config) *Loader {
-	// The build is named before any review: a process that outlives an
-	// upgrade of its executable keeps its own name.
-	quorumBuild()
 	return &Loader{cfg: cfg, loads: &memo.Memo[*Program]{Keep: keep}, packagesLoad: packages.Load}
 }
 
@@ -528,6 +521,7 @@ func (l *Loader) loadSide(ctx context.Context, c *change.Change, s side) (*Progr
 		return nil, fmt.Errorf("load go packages: %w", err)
 	}
 	defer unlock()
+	defer l.pruneTypesCache()
 	got, err := l.fetch(ctx, env, tmp, root, groups, len(testDirs(s)) > 0)
 	if err != nil {
 		return nil, fmt.Errorf("load go packages: %w", err)
@@ -1336,7 +1330,7 @@ func (l *Loader) buildEnvironment() ([]string, string, error) {
 	// confine.go).
 	l.sandboxCache = filepath.Join(cacheDir, "sandbox-build")
 	if quorumBuild() != "" {
-		l.typesCache = newTypesCache(filepath.Join(cacheDir, "types"), l.cfg.TypesCacheMaxBytes)
+		l.typesCache = newTypesCache(filepath.Join(cacheDir, "types"))
 	}
 	if err := os.MkdirAll(l.sandboxCache, 0o700); err != nil {
 		return nil, "", fmt.Errorf("go cache directory: %w", err)

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/tools/go/types/objectpath"
@@ -42,9 +43,9 @@ import (
 // (a torn write, a flipped bit) is removed and its package checked
 // again.
 
-// DefaultTypesCacheMaxBytes bounds the summaries' directory: past it the
+// typesCacheMaxBytes bounds the summaries' directory: past it the
 // least recently used are removed.
-const DefaultTypesCacheMaxBytes = 1 << 30
+const typesCacheMaxBytes = 1 << 30
 
 // typesCacheFormat names the layout of a summary's file and of its key.
 const typesCacheFormat = "quorum-types 1\n"
@@ -56,16 +57,13 @@ const typesCacheMaxFile = 64 << 20
 type typesCache struct {
 	dir      string
 	maxBytes int64
-
-	mu        sync.Mutex
-	lastPrune time.Time
+	// lastPrune is when the loader last started a prune, in Unix
+	// nanoseconds (pruneTypesCache).
+	lastPrune atomic.Int64
 }
 
-func newTypesCache(dir string, maxBytes int64) *typesCache {
-	if maxBytes <= 0 {
-		maxBytes = DefaultTypesCacheMaxBytes
-	}
-	return &typesCache{dir: dir, maxBytes: maxBytes}
+func newTypesCache(dir string) *typesCache {
+	return &typesCache{dir: dir, maxBytes: typesCacheMaxBytes}
 }
 
 // A typesKey names one summary.
@@ -172,18 +170,28 @@ func (c *typesCache) put(key typesKey, s *summary) error {
 	return err
 }
 
-// prune removes the least recently used summaries while the directory
-// holds more than maxBytes, down to three quarters of it; at most once a
-// minute per process. A reader that loses a file to it checks the
-// package again.
-func (c *typesCache) prune() {
-	c.mu.Lock()
-	if time.Since(c.lastPrune) < time.Minute {
-		c.mu.Unlock()
+// pruneTypesCache prunes the summaries after a load, in the background,
+// at most every pruneEvery, as pruneModCache does the module cache.
+func (l *Loader) pruneTypesCache() {
+	c := l.typesCache
+	if c == nil {
 		return
 	}
-	c.lastPrune = time.Now()
-	c.mu.Unlock()
+	now := time.Now().UnixNano()
+	if last := c.lastPrune.Load(); now-last < int64(pruneEvery) || !c.lastPrune.CompareAndSwap(last, now) {
+		return
+	}
+	l.pruning.Add(1)
+	go func() {
+		defer l.pruning.Done()
+		c.prune()
+	}()
+}
+
+// prune removes the least recently used summaries while the directory
+// holds more than maxBytes, down to three quarters of it. A reader that
+// loses a file to it checks the package again.
+func (c *typesCache) prune() {
 	type entry struct {
 		name string
 		size int64
@@ -236,7 +244,9 @@ var (
 // test binary after a change, finds none of this one's summaries. On
 // Linux the file hashed is /proc/self/exe, the running one even when an
 // upgrade has put another at its path. Empty when the executable cannot
-// be read: then nothing is kept. NewLoader computes it.
+// be read: then nothing is kept. The first load computes it; that it
+// is later than the process's start does not matter, since
+// /proc/self/exe stays the running file.
 func quorumBuild() string {
 	buildIDOnce.Do(func() {
 		f, err := os.Open("/proc/self/exe")

@@ -11,7 +11,8 @@ import (
 // Past its bound the cache removes the summaries used least recently,
 // down to three quarters of it, and keeps the rest readable.
 func TestTypesCachePrunesTheLeastRecentlyUsed(t *testing.T) {
-	c := newTypesCache(t.TempDir(), 10<<10)
+	c := newTypesCache(t.TempDir())
+	c.maxBytes = 10 << 10
 	data := bytes.Repeat([]byte{7}, 1<<10)
 	var keys []typesKey
 	old := time.Now().Add(-24 * time.Hour)

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/tools/go/analysis"
@@ -86,7 +85,6 @@ type typeChecker struct {
 	// after its imports (depMu).
 	depMu     sync.Mutex
 	depShared map[string]*types.Package
-	stored    atomic.Int32
 }
 
 // A node is one package of the load.
@@ -235,10 +233,6 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	// shared map, which is only read from then on; then the repository's
 	// packages, in parallel, each after its imports.
 	tc.run(order, func(n *node) bool { return n.kind == fromExport })
-	if tc.cache != nil && tc.stored.Load() > 0 {
-		// Outside the review's time: it walks the whole directory.
-		go tc.cache.prune()
-	}
 	for _, n := range order {
 		if n.kind == fromExport && n.imported {
 			tc.decode(n)
@@ -256,17 +250,13 @@ func checkTypes(ctx context.Context, pkgs []*packages.Package, needed []*package
 	sums := map[*types.Package]*summary{}
 	var counts DependencyCounts
 	for _, n := range order {
-		switch {
-		case n.kind != fromExport || n.p.PkgPath == "unsafe":
-		case n.hit:
-			counts.FromCache++
-		case n.sum != nil:
-			counts.Checked++
-		}
-	}
-	for _, n := range order {
 		if n.kind != fromExport || n.sum == nil {
 			continue
+		}
+		if n.hit {
+			counts.FromCache++
+		} else {
+			counts.Checked++
 		}
 		p := n.p
 		p.Fset, p.Syntax = tc.fset, nil
@@ -471,7 +461,7 @@ func (tc *typeChecker) checkDependency(n *node) {
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}}
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	tc.typeCheck(n, tc.depFset, tc.importer(n), true, info)
-	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported || tc.cache != nil && n.keyed)
+	n.sum = summarise(tc.depFset, p.Types, p.Syntax, info, n.imported || n.keyed)
 	// Its errors are in Errors as text: those in TypeErrors would keep
 	// the dependencies' file set.
 	p.Syntax, p.TypeErrors = nil, nil
@@ -781,9 +771,7 @@ func (tc *typeChecker) cached(n *node) bool {
 // unless the repository's packages import n.
 func (tc *typeChecker) store(n *node) {
 	if n.keyed && n.sum != nil && n.sum.err == nil && !n.p.IllTyped && len(n.p.Errors) == 0 && tc.ctx.Err() == nil {
-		if err := tc.cache.put(n.key, n.sum); err == nil {
-			tc.stored.Add(1)
-		} else {
+		if err := tc.cache.put(n.key, n.sum); err != nil {
 			// Its dependents could never be found: not kept either.
 			n.keyed = false
 		}

@@ -9,7 +9,8 @@
 // It is for analyzers without facts, which never run on an import; an
 // analyzer that has facts, or requires one that has (weakhash; buildssa
 // requires ctrlflow, whose checker panics on an import without syntax),
-// needs its imports analysed, and Run hands it to analysistest.
+// needs its imports analysed: its tests call analysistest, and Run
+// refuses it.
 //
 // Only the expectations quorum's test data use are read: `// want` (or
 // `/* want */`) followed by one or more regular expressions in back
@@ -34,7 +35,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/analysis/analysistest"
 	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
 )
@@ -52,7 +52,7 @@ type TB interface {
 func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	t.Helper()
 	if hasFacts(a) {
-		analysistest.Run(t, dir, a, patterns...)
+		t.Fatalf("%s has facts, or requires an analyzer that has: its imports must be analysed, which analysistest.Run does", a.Name)
 		return
 	}
 	cfg := &packages.Config{
@@ -65,9 +65,11 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		t.Fatalf("loading %s: %v", patterns, err)
+		return
 	}
 	if len(pkgs) == 0 {
 		t.Fatalf("no packages matched %s", patterns)
+		return
 	}
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
@@ -80,6 +82,7 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	g, err := checker.Analyze([]*analysis.Analyzer{a}, pkgs, &checker.Options{SanityCheck: true})
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
+		return
 	}
 	// Each root is checked against the expectations of its own files,
 	// as analysistest does: a package and its test variant each.

@@ -84,3 +84,18 @@ func TestRunChecksEveryExpectation(t *testing.T) {
 		t.Errorf("Run failed data that meets its expectations: %q", r.errs)
 	}
 }
+
+// An analyzer whose imports must be analysed (it, or one it requires,
+// has facts) is refused, not checked without them.
+func TestRunRefusesAnalyzersWithFacts(t *testing.T) {
+	type fact struct{ analysis.Fact }
+	withFacts := &analysis.Analyzer{Name: "withfacts", Doc: "has facts", FactTypes: []analysis.Fact{new(fact)}, Run: shout.Run}
+	requiring := &analysis.Analyzer{Name: "requiring", Doc: "requires one with facts", Requires: []*analysis.Analyzer{withFacts}, Run: shout.Run}
+	for _, a := range []*analysis.Analyzer{withFacts, requiring} {
+		r := &recorder{}
+		analyzertest.Run(r, t.TempDir(), a, "a")
+		if len(r.errs) != 1 || !strings.Contains(r.errs[0], "FATAL "+a.Name+" has facts") {
+			t.Errorf("%s: Run reported %q, want it refused", a.Name, r.errs)
+		}
+	}
+}
