@@ -6,21 +6,28 @@
 // package they import, function bodies included, from source (net/http
 // and all below it, once per test binary, under the race detector).
 //
-// It is for analyzers without facts, which never run on an import; an
-// analyzer that has facts, or requires one that has (weakhash; buildssa
-// requires ctrlflow, whose checker panics on an import without syntax),
-// needs its imports analysed: its tests call analysistest, and Run
-// refuses it.
+// An analyzer with facts runs as quorum's loader runs it on a dependency
+// (internal/goanalysis, outside.go): on a package read from export data
+// it, and every analyzer it requires, is skipped, returning its result
+// type's zero value and exporting no fact; between the packages under
+// test, which have syntax, facts flow as usual. (The checker applies
+// fact analyzers to every import, which without syntax panics; and
+// analysistest, which gives them syntax, analyses net/http and all below
+// it.) An analyzer that would run on an import and whose result type is
+// an interface, which has no zero value to return, is refused.
 //
 // Only the expectations quorum's test data use are read: `// want` (or
-// `/* want */`) followed by one or more regular expressions in back
-// quotes or double quotes, each to match the message of one diagnostic
-// on that line; a comment starting with "want" that does not read so is
-// an error. Each root package (a package, its
-// test variant) is checked against its own files' expectations, and every
-// diagnostic it reports counts, as in analysistest. Unlike analysistest,
-// the test data is always a GOPATH tree, and a package error fails the
-// test.
+// `/* want */`) followed by one or more expectations, each a regular
+// expression in back quotes or double quotes to match the message of one
+// diagnostic on that line, or name:"regexp" to match a fact exported for
+// the object of that name declared on that line ("package" for a
+// package fact, wanted on the first line of a file); a comment starting
+// with "want" that does not read so is an error. Each root package (a
+// package, its test variant) is checked against its own files'
+// expectations, and every diagnostic it reports, and every fact it
+// exports about its own objects, counts, as in analysistest. Unlike
+// analysistest, the test data is always a GOPATH tree, and a package
+// error fails the test.
 package analyzertest
 
 import (
@@ -29,6 +36,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -51,8 +59,9 @@ type TB interface {
 // takes it, runs a on them and checks its diagnostics.
 func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	t.Helper()
-	if hasFacts(a) {
-		t.Fatalf("%s has facts, or requires an analyzer that has: its imports must be analysed, which analysistest.Run does", a.Name)
+	w, err := withoutImports(a)
+	if err != nil {
+		t.Fatalf("%v", err)
 		return
 	}
 	cfg := &packages.Config{
@@ -79,7 +88,7 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	if t.Failed() {
 		return
 	}
-	g, err := checker.Analyze([]*analysis.Analyzer{a}, pkgs, &checker.Options{SanityCheck: true})
+	g, err := checker.Analyze([]*analysis.Analyzer{w}, pkgs, &checker.Options{SanityCheck: true})
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 		return
@@ -92,39 +101,70 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 			continue
 		}
 		fset := act.Package.Fset
-		want := map[position][]*regexp.Regexp{}
+		want := map[position][]expectation{}
 		for _, f := range act.Package.Syntax {
 			for _, cg := range f.Comments {
 				for _, c := range cg.List {
-					res, err := expectations(c.Text)
+					es, err := expectations(c.Text)
 					if err != nil {
 						t.Errorf("%s: %v", fset.Position(c.Pos()), err)
 					}
 					pos := fset.Position(c.Pos())
 					k := position{pos.Filename, pos.Line}
-					want[k] = append(want[k], res...)
+					want[k] = append(want[k], es...)
 				}
 			}
 		}
-		// Every diagnostic counts, wherever it points (another file,
-		// no position): one no expectation wants is a failure.
-		for _, d := range act.Diagnostics {
-			pos := fset.Position(d.Pos)
+		// found takes the expectation a diagnostic's message (name "")
+		// or a fact meets; one no expectation wants is a failure.
+		found := func(pos token.Position, name, what, message string) {
+			t.Helper()
 			k := position{pos.Filename, pos.Line}
-			res := want[k]
-			i := slices.IndexFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(d.Message) })
+			es := want[k]
+			i := slices.IndexFunc(es, func(e expectation) bool { return e.name == name && e.re.MatchString(message) })
 			if i < 0 {
-				t.Errorf("%s: %s: unexpected diagnostic: %s", act.Package.ID, k, d.Message)
-				continue
+				t.Errorf("%s: %s: unexpected %s: %s", act.Package.ID, k, what, message)
+				return
 			}
-			want[k] = slices.Delete(res, i, i+1)
+			want[k] = slices.Delete(es, i, i+1)
 		}
-		for k, res := range want {
-			for _, re := range res {
-				t.Errorf("%s: %s: no diagnostic was reported matching %#q", act.Package.ID, k, re)
+		// Every diagnostic counts, wherever it points (another file,
+		// no position).
+		for _, d := range act.Diagnostics {
+			found(fset.Position(d.Pos), "", "diagnostic", d.Message)
+		}
+		// Facts count about the package's own objects, as in
+		// analysistest: a package fact on the first line of its first
+		// file, an object's on the line declaring it.
+		for _, pf := range act.AllPackageFacts() {
+			if pf.Package == act.Package.Types && len(act.Package.Syntax) > 0 {
+				pos := fset.Position(act.Package.Syntax[0].Pos())
+				pos.Line = 1
+				found(pos, "package", "fact", fmt.Sprint(pf.Fact))
+			}
+		}
+		for _, of := range act.AllObjectFacts() {
+			if of.Object.Pkg() == act.Package.Types {
+				found(fset.Position(of.Object.Pos()), of.Object.Name(), "fact "+of.Object.Name(), fmt.Sprint(of.Fact))
+			}
+		}
+		for k, es := range want {
+			for _, e := range es {
+				if e.name == "" {
+					t.Errorf("%s: %s: no diagnostic was reported matching %#q", act.Package.ID, k, e.re)
+				} else {
+					t.Errorf("%s: %s: no fact was exported for %s matching %#q", act.Package.ID, k, e.name, e.re)
+				}
 			}
 		}
 	}
+}
+
+// expectation is one `want`: a diagnostic's message (name "") or a fact
+// about the object of that name ("package": about the package).
+type expectation struct {
+	name string
+	re   *regexp.Regexp
 }
 
 type position struct {
@@ -134,11 +174,12 @@ type position struct {
 
 func (p position) String() string { return fmt.Sprintf("%s:%d", filepath.Base(p.file), p.line) }
 
-// expectations reads a comment's `want` expectations: the regular
-// expressions after "want", each a Go string literal. A comment whose
-// text starts with "want" (in // or /* */) either reads so or is an
-// error: never an expectation silently dropped.
-func expectations(comment string) ([]*regexp.Regexp, error) {
+// expectations reads a comment's `want` expectations: after "want",
+// each a Go string literal, alone (a diagnostic's message) or after
+// name: (a fact's). A comment whose text starts with "want" (in // or
+// /* */) either reads so or is an error: never an expectation silently
+// dropped.
+func expectations(comment string) ([]expectation, error) {
 	text, ok := strings.CutPrefix(comment, "//")
 	if !ok {
 		text = strings.TrimSuffix(strings.TrimPrefix(comment, "/*"), "*/")
@@ -150,16 +191,20 @@ func expectations(comment string) ([]*regexp.Regexp, error) {
 	var s scanner.Scanner
 	fset := token.NewFileSet()
 	s.Init(fset.AddFile("", -1, len(rest)), []byte(rest), nil, 0)
-	var out []*regexp.Regexp
+	var out []expectation
+	name := ""
 	for {
 		_, tok, lit := s.Scan()
-		switch tok {
-		case token.EOF, token.SEMICOLON:
+		switch {
+		case tok == token.EOF || tok == token.SEMICOLON:
+			if name != "" {
+				return nil, fmt.Errorf("want comment %q: %s: with no fact after it", comment, name)
+			}
 			if len(out) == 0 {
 				return nil, fmt.Errorf("a want comment with no expectation: %q", comment)
 			}
 			return out, nil
-		case token.STRING:
+		case tok == token.STRING:
 			pat, err := strconv.Unquote(lit)
 			if err != nil {
 				return nil, err
@@ -168,17 +213,65 @@ func expectations(comment string) ([]*regexp.Regexp, error) {
 			if err != nil {
 				return nil, fmt.Errorf("want %s: %v", lit, err)
 			}
-			out = append(out, re)
+			out = append(out, expectation{name, re})
+			name = ""
+		case tok == token.IDENT && name == "":
+			if _, colon, _ := s.Scan(); colon != token.COLON {
+				return nil, fmt.Errorf("want comment %q: %s is not followed by a colon and a fact", comment, lit)
+			}
+			name = lit
 		default:
-			return nil, fmt.Errorf("want comment %q: expected a string literal, found %s %q (facts are analysistest's)", comment, tok, lit)
+			return nil, fmt.Errorf("want comment %q: expected a string literal or name:, found %s %q", comment, tok, lit)
 		}
 	}
 }
 
-// hasFacts says whether a, or an analyzer it requires, has facts.
-func hasFacts(a *analysis.Analyzer) bool {
-	if len(a.FactTypes) > 0 {
-		return true
+// withoutImports returns a copy of a, and of the analyzers it requires,
+// whose Run skips a package without syntax, an import read from export
+// data, as quorum's loader skips a package outside the repository: the
+// checker runs an analyzer with facts, and what it requires, on every
+// import. A copy hands the original's Run a pass whose results are
+// keyed by the originals.
+func withoutImports(a *analysis.Analyzer) (*analysis.Analyzer, error) {
+	copies := map[*analysis.Analyzer]*analysis.Analyzer{}
+	orig := map[*analysis.Analyzer]*analysis.Analyzer{}
+	// runsOnImports: the checker runs a on imports, for it has facts or
+	// an analyzer requiring it has.
+	var wrap func(a *analysis.Analyzer, runsOnImports bool) (*analysis.Analyzer, error)
+	wrap = func(a *analysis.Analyzer, runsOnImports bool) (*analysis.Analyzer, error) {
+		runsOnImports = runsOnImports || len(a.FactTypes) > 0
+		if runsOnImports && a.ResultType != nil && a.ResultType.Kind() == reflect.Interface {
+			return nil, fmt.Errorf("%s would run on imports without their syntax, and its result type %s has no zero value to return there", a.Name, a.ResultType)
+		}
+		if w, ok := copies[a]; ok {
+			return w, nil
+		}
+		w := *a
+		copies[a], orig[&w] = &w, a
+		w.Requires = nil
+		for _, r := range a.Requires {
+			rw, err := wrap(r, runsOnImports)
+			if err != nil {
+				return nil, err
+			}
+			w.Requires = append(w.Requires, rw)
+		}
+		w.Run = func(pass *analysis.Pass) (any, error) {
+			if len(pass.Files) == 0 {
+				if a.ResultType == nil {
+					return nil, nil
+				}
+				return reflect.Zero(a.ResultType).Interface(), nil
+			}
+			own := *pass
+			own.Analyzer = a
+			own.ResultOf = map[*analysis.Analyzer]any{}
+			for k, v := range pass.ResultOf {
+				own.ResultOf[orig[k]] = v
+			}
+			return a.Run(&own)
+		}
+		return &w, nil
 	}
-	return slices.ContainsFunc(a.Requires, hasFacts)
+	return wrap(a, false)
 }

@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
+	"github.com/quorum-review/quorum/internal/analyzer/analyzertest"
 	"github.com/quorum-review/quorum/internal/analyzer/pathtraversal"
 )
 
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), pathtraversal.Analyzer, "a")
+	analyzertest.Run(t, analysistest.TestData(), pathtraversal.Analyzer, "a")
 }

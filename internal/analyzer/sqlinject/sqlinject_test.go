@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
+	"github.com/quorum-review/quorum/internal/analyzer/analyzertest"
 	"github.com/quorum-review/quorum/internal/analyzer/sqlinject"
 )
 
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), sqlinject.Analyzer, "a")
+	analyzertest.Run(t, analysistest.TestData(), sqlinject.Analyzer, "a")
 }
