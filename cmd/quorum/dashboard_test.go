@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/quorum-review/quorum/internal/browsertest"
+	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/webhook/verify"
 )
 
@@ -89,7 +90,7 @@ func (r *signedReceiver) next(t *testing.T) received {
 // `quorum review --save` wrote, with a real loopback webhook receiver.
 func TestDashboardInTheBrowser(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
+	data := storetest.SQLiteDir(t)
 	dbArgs := []string{"--data-dir", data}
 	_, errOut, code := reviewRun(t, "--repo", leakRepo(t), "--save", "--data-dir", data, "--owner", "acme", "--name", "widgets", "--pr", "7")
 	if code != 1 || !strings.Contains(errOut, "saved review rev_") {

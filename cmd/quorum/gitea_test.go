@@ -238,7 +238,7 @@ func TestGiteaEndToEnd(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
+		dir := storetest.SQLiteDir(t)
 		giteaEndToEnd(t, "sq", store.Config{DataDir: dir}, "--data-dir", dir)
 	})
 	t.Run("postgres", func(t *testing.T) {

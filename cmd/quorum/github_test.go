@@ -80,7 +80,7 @@ func webhookExample(t *testing.T, file string) []byte {
 // the API's 404, and everything else serves as before.
 func TestServeWithoutGitHubApp(t *testing.T) {
 	t.Parallel()
-	url := serve(t, env(), "--data-dir", t.TempDir())
+	url := serve(t, env(), "--data-dir", storetest.SQLiteDir(t))
 	status, body := postWebhook(t, url, testWebhookSecret, "ping", "d-1", webhookExample(t, "ping.json"))
 	if status != http.StatusNotFound || !strings.HasPrefix(body, "application/problem+json") {
 		t.Errorf("POST /github/webhook without the App: %d %s, want 404 problem+json", status, body)
@@ -162,7 +162,7 @@ func TestServeGitHubCacheDir(t *testing.T) {
 func TestServeGitHubIntake(t *testing.T) {
 	t.Parallel()
 	_, keyPEM := appKey(t)
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	url := serve(t, env("QUORUM_GITHUB_PRIVATE_KEY", string(keyPEM), "QUORUM_GITHUB_WEBHOOK_SECRET", testWebhookSecret),
 		"--data-dir", dir, "--github-app-id", "12345")
 
@@ -326,7 +326,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
+		dir := storetest.SQLiteDir(t)
 		gitHubEndToEnd(t, store.Config{DataDir: dir}, "--data-dir", dir)
 	})
 	t.Run("postgres", func(t *testing.T) {

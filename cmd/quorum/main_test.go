@@ -294,7 +294,7 @@ func TestHelp(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -345,7 +345,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestTokenCreateJSONAndExpiry(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	out, _, err := quorum(t, env(), "token", "create", "--data-dir", dir, "--account", "acme", "--scope", "reviews:read,findings:read", "--expires", "30d", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -508,7 +508,7 @@ func serveReview(t *testing.T, getenv func(string) string, repoDir, base, head s
 // returns the stored reviews in order.
 func serveReviews(t *testing.T, getenv func(string) string, repoDir, base string, heads []string, args ...string) []map[string]any {
 	t.Helper()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	base_ := serve(t, getenv, append([]string{"--data-dir", dir}, args...)...)
 	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
 	if err != nil {
@@ -644,7 +644,7 @@ func TestSmallCLIDefects(t *testing.T) {
 		t.Errorf("--job-rescue-after's help says default %d times:\n%s", n, rescue)
 	}
 
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	for _, args := range [][]string{
 		{"token", "create", "--account", "ac me/../x", "--scope", "reviews:read"},
 		{"webhook", "create", "--account", "ac me/../x", "--url", "https://example.com/h"},
@@ -685,7 +685,7 @@ func TestLogDurationsHaveUnits(t *testing.T) {
 // (issue 10 item 8: it showed "-" for up to 30 s).
 func TestTokenListShowsRecentUse(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	base := serve(t, env(), "--data-dir", dir)
 	tok, errOut, err := quorum(t, env(), "token", "create", "--account", "acme", "--scope", "reviews:read", "--data-dir", dir)
 	if err != nil {
@@ -720,7 +720,7 @@ func TestTokenListShowsRecentUse(t *testing.T) {
 // review an older replica saved without its rollup.
 func TestMigrateRebuildsRollups(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
+	data := storetest.SQLiteDir(t)
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{DataDir: data})
 	if err != nil {

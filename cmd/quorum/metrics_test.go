@@ -98,7 +98,7 @@ func TestMetricsCountRealWork(t *testing.T) {
 	t.Cleanup(receiver.Close)
 
 	_, keyPEM := appKey(t)
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	url := serve(t, env("QUORUM_GITHUB_PRIVATE_KEY", string(keyPEM), "QUORUM_GITHUB_WEBHOOK_SECRET", testWebhookSecret, "QUORUM_WEBHOOK_ALLOW_PRIVATE", "true"),
 		"--data-dir", dir, "--github-app-id", "12345", "--webhook-timeout", "5s")
 	ctx := context.Background()

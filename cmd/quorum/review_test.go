@@ -302,7 +302,7 @@ func sarifSchema(t *testing.T) *jsonschema.Schema {
 func TestReviewSaveServes(t *testing.T) {
 	t.Parallel()
 	repoDir := leakRepo(t)
-	data := t.TempDir()
+	data := storetest.SQLiteDir(t)
 	out, errOut, code := reviewRun(t, "--repo", repoDir, "--format", "json", "--save", "--data-dir", data,
 		"--owner", "acme", "--name", "api", "--pr", "12")
 	if code != 1 {
@@ -361,7 +361,7 @@ func TestReviewSaveServes(t *testing.T) {
 func TestReviewRateLimit(t *testing.T) {
 	t.Parallel()
 	repoDir := leakRepo(t)
-	data := t.TempDir()
+	data := storetest.SQLiteDir(t)
 	// One review per window of about a century: no boundary falls mid-test.
 	args := []string{"--repo", repoDir, "--save", "--data-dir", data, "--owner", "acme", "--name", "api",
 		"--max-reviews", "1", "--review-window", "1000000h", "--fail-on", "never"}

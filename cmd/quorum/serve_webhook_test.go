@@ -39,7 +39,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 
-			dir := t.TempDir()
+			dir := storetest.SQLiteDir(t)
 			getenv := env()
 			if allow {
 				getenv = env("QUORUM_WEBHOOK_ALLOW_PRIVATE", "true")

@@ -12,6 +12,7 @@ import (
 	"github.com/quorum-review/quorum/internal/account"
 	"github.com/quorum-review/quorum/internal/event"
 	"github.com/quorum-review/quorum/internal/store"
+	"github.com/quorum-review/quorum/internal/storetest"
 	"github.com/quorum-review/quorum/internal/webhook"
 )
 
@@ -28,7 +29,7 @@ func webhookDB(t *testing.T, dir string) *store.DB {
 
 func TestWebhookCreateListDelete(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	ctx := context.Background()
 
 	secret, details, err := quorum(t, env(), "webhook", "create", "--data-dir", dir, "--account", "acme",
@@ -135,7 +136,7 @@ func TestWebhookCreateListDelete(t *testing.T) {
 
 func TestWebhookRedeliver(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	ctx := context.Background()
 	out, _, err := quorum(t, env(), "webhook", "create", "--data-dir", dir, "--account", "acme", "--url", "https://ci.example.com/hooks", "--json")
 	if err != nil {
@@ -194,7 +195,7 @@ func TestWebhookRedeliver(t *testing.T) {
 // it are otherwise refused.
 func TestWebhookCreateWarnsOfANonPublicURL(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	for url, class := range map[string]string{
 		"http://127.0.0.1:9/hooks":     "loopback",
 		"http://localhost:9/hooks":     "loopback",
@@ -236,7 +237,7 @@ func TestWebhookHelpAndUsageErrors(t *testing.T) {
 		t.Error("quorum --help does not list webhook")
 	}
 
-	dir := t.TempDir()
+	dir := storetest.SQLiteDir(t)
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -7,8 +7,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -32,10 +34,100 @@ func Backends() []Backend {
 	return []Backend{{Name: "sqlite", Open: SQLite}, {Name: "postgres", Open: Postgres}}
 }
 
-// SQLite opens a migrated database in a temp dir.
+// SQLite opens a migrated database in a temp dir (a copy, see SQLiteDir).
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, store.Config{DataDir: t.TempDir()})
+	db := OpenUnmigrated(t, store.Config{DataDir: copyTemplate(t)})
+	newCursorKey(t, db)
+	return db
+}
+
+// SQLiteDir returns a new temp dir holding a migrated SQLite database, as
+// `quorum migrate --data-dir` would leave it, with a cursor key of its
+// own. It is a copy of one migrated once per test binary: under the race
+// detector, migrating a SQLite database takes some 0.7 s of CPU (the
+// driver is C translated to Go, every memory access of it instrumented),
+// a copy a few milliseconds. The tests of migrating itself open
+// databases with Targets and OpenUnmigrated, which this does not touch.
+func SQLiteDir(t testing.TB) string {
+	t.Helper()
+	dir := copyTemplate(t)
+	db, err := store.Open(context.Background(), store.Config{DataDir: dir})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	defer db.Close()
+	newCursorKey(t, db)
+	return dir
+}
+
+// copyTemplate writes the migrated template to a new temp dir.
+func copyTemplate(t testing.TB) string {
+	t.Helper()
+	image, err := migratedSQLite()
+	if err != nil {
+		t.Fatalf("migrate the template SQLite database: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(store.SQLitePath(dir), image, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// newCursorKey drops the cursor key Migrate made for the template and
+// has Migrate (otherwise a no-op) make another, so that no two databases
+// share one, as no two deployments do.
+func newCursorKey(t testing.TB, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.Writer().Exec(ctx, `DELETE FROM settings WHERE key = $1`, store.SettingCursorKey); err != nil {
+		t.Fatalf("drop the template's cursor key: %v", err)
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+}
+
+// template is the migrated SQLite database's file, made once.
+var template struct {
+	once  sync.Once
+	image []byte
+	err   error
+}
+
+// migratedSQLite returns the bytes of a migrated SQLite database, its
+// write-ahead log checkpointed into it.
+func migratedSQLite() ([]byte, error) {
+	template.once.Do(func() {
+		template.image, template.err = func() ([]byte, error) {
+			dir, err := os.MkdirTemp("", "quorum-storetest-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(dir)
+			ctx := context.Background()
+			db, err := store.Open(ctx, store.Config{DataDir: dir})
+			if err != nil {
+				return nil, err
+			}
+			_, err = db.Migrate(ctx)
+			if err == nil {
+				_, err = db.Writer().Exec(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			}
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, err
+			}
+			if st, err := os.Stat(store.SQLitePath(dir) + "-wal"); err == nil && st.Size() > 0 {
+				return nil, fmt.Errorf("the write-ahead log holds %d bytes after a checkpoint", st.Size())
+			}
+			return os.ReadFile(store.SQLitePath(dir))
+		}()
+	})
+	return template.image, template.err
 }
 
 // PostgresURL returns a URL for a new, empty schema of the test PostgreSQL,
