@@ -31,9 +31,12 @@
 package analyzertest
 
 import (
+	"cmp"
 	"fmt"
+	"go/format"
 	"go/scanner"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,10 +62,95 @@ type TB interface {
 // takes it, runs a on them and checks its diagnostics.
 func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	t.Helper()
+	run(t, dir, a, patterns)
+}
+
+// RunWithSuggestedFixes is Run, and checks that the suggested fixes of
+// the diagnostics, applied together, turn each file they edit into its
+// golden file (its name with ".golden" after it), both as gofmt prints
+// them, as analysistest.RunWithSuggestedFixes does for a golden file
+// that is not an archive of several.
+func RunWithSuggestedFixes(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
+	t.Helper()
+	g := run(t, dir, a, patterns)
+	if g == nil {
+		return
+	}
+	// A package and its test variant report on the same file: an edit
+	// is applied once.
+	type edit struct {
+		pos, end token.Pos
+		text     string
+	}
+	edits := map[string]map[edit]bool{}
+	var fset *token.FileSet
+	for _, act := range g.Roots {
+		fset = act.Package.Fset
+		for _, d := range act.Diagnostics {
+			for _, fix := range d.SuggestedFixes {
+				for _, e := range fix.TextEdits {
+					file := fset.File(e.Pos).Name()
+					if edits[file] == nil {
+						edits[file] = map[edit]bool{}
+					}
+					end := e.End
+					if !end.IsValid() {
+						end = e.Pos
+					}
+					edits[file][edit{e.Pos, end, string(e.NewText)}] = true
+				}
+			}
+		}
+	}
+	for file, set := range edits {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		sorted := slices.SortedFunc(maps.Keys(set), func(x, y edit) int { return cmp.Compare(x.pos, y.pos) })
+		base := fset.File(sorted[0].pos).Base()
+		var out []byte
+		at := 0
+		for _, e := range sorted {
+			start, end := int(e.pos)-base, int(e.end)-base
+			if start < at {
+				t.Errorf("%s: suggested fixes overlap at offset %d", filepath.Base(file), start)
+				break
+			}
+			out = append(append(out, src[at:start]...), e.text...)
+			at = end
+		}
+		out = append(out, src[at:]...)
+		if formatted, err := format.Source(out); err != nil {
+			t.Errorf("%s: the fixed file does not parse: %v\n%s", filepath.Base(file), err, out)
+			continue
+		} else {
+			out = formatted
+		}
+		golden, err := os.ReadFile(file + ".golden")
+		if err == nil {
+			golden, err = format.Source(golden)
+		}
+		if err != nil {
+			t.Errorf("%s.golden: %v", filepath.Base(file), err)
+			continue
+		}
+		if string(out) != string(golden) {
+			t.Errorf("%s: the suggested fixes give\n%s\nwant (%s.golden)\n%s", filepath.Base(file), out, filepath.Base(file), golden)
+		}
+	}
+}
+
+// run loads patterns from dir, runs a on them and checks its
+// diagnostics and facts; it returns the analysis, or nil when it could
+// not run.
+func run(t TB, dir string, a *analysis.Analyzer, patterns []string) *checker.Graph {
+	t.Helper()
 	w, err := withoutImports(a)
 	if err != nil {
 		t.Fatalf("%v", err)
-		return
+		return nil
 	}
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports |
@@ -74,11 +162,11 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		t.Fatalf("loading %s: %v", patterns, err)
-		return
+		return nil
 	}
 	if len(pkgs) == 0 {
 		t.Fatalf("no packages matched %s", patterns)
-		return
+		return nil
 	}
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
@@ -86,12 +174,12 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 		}
 	}
 	if t.Failed() {
-		return
+		return nil
 	}
 	g, err := checker.Analyze([]*analysis.Analyzer{w}, pkgs, &checker.Options{SanityCheck: true})
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
-		return
+		return nil
 	}
 	// Each root is checked against the expectations of its own files,
 	// as analysistest does: a package and its test variant each.
@@ -158,6 +246,7 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 			}
 		}
 	}
+	return g
 }
 
 // expectation is one `want`: a diagnostic's message (name "") or a fact

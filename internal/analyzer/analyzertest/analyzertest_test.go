@@ -159,3 +159,44 @@ func TestRunRefusesAnInterfaceResultOnImports(t *testing.T) {
 		t.Errorf("Run reported %q, want it refused", errs)
 	}
 }
+
+// renameX reports each identifier X and suggests renaming it Y.
+var renameX = &analysis.Analyzer{
+	Name: "renamex",
+	Doc:  "renames X",
+	Run: func(pass *analysis.Pass) (any, error) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && id.Name == "X" {
+					pass.Report(analysis.Diagnostic{Pos: id.Pos(), Message: "X", SuggestedFixes: []analysis.SuggestedFix{{
+						Message: "rename", TextEdits: []analysis.TextEdit{{Pos: id.Pos(), End: id.End(), NewText: []byte("Y")}},
+					}}})
+				}
+				return true
+			})
+		}
+		return nil, nil
+	},
+}
+
+// RunWithSuggestedFixes passes when the fixes, applied once though a
+// package and its test variant both suggest them, give the golden file
+// (both gofmt-ed), and fails when they do not.
+func TestRunWithSuggestedFixesChecksTheGoldenFile(t *testing.T) {
+	dir := t.TempDir()
+	writeSource(t, dir, "a/a.go", "package a\n\nvar X = 1 // want `X`\n\nvar _ = X // want `X`\n")
+	writeSource(t, dir, "a/a_test.go", "package a\n")
+	writeSource(t, dir, "a/a.go.golden", "package a\n\nvar Y = 1   // want `X`\n\nvar _ = Y // want `X`\n")
+	r := &recorder{}
+	analyzertest.RunWithSuggestedFixes(r, dir, renameX, "a")
+	if len(r.errs) > 0 {
+		t.Errorf("RunWithSuggestedFixes failed fixes that give the golden file: %q", r.errs)
+	}
+
+	writeSource(t, dir, "a/a.go.golden", "package a\n\nvar Y = 1 // want `X`\n\nvar _ = X // want `X`\n")
+	r = &recorder{}
+	analyzertest.RunWithSuggestedFixes(r, dir, renameX, "a")
+	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "a.go: the suggested fixes give") {
+		t.Errorf("RunWithSuggestedFixes reported %q, want the file that differs from its golden file", r.errs)
+	}
+}

@@ -5,9 +5,10 @@ import (
 
 	"golang.org/x/tools/go/analysis/analysistest"
 
+	"github.com/quorum-review/quorum/internal/analyzer/analyzertest"
 	"github.com/quorum-review/quorum/internal/analyzer/printnewline"
 )
 
 func TestAnalyzer(t *testing.T) {
-	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), printnewline.Analyzer, "a")
+	analyzertest.RunWithSuggestedFixes(t, analysistest.TestData(), printnewline.Analyzer, "a")
 }
