@@ -289,8 +289,8 @@ func TestGzipStream(t *testing.T) {
 		t.Fatalf("%v, %d findings", err, len(got))
 	}
 
-	// A gzip bomb: pings twice the bound on an answer (16 MB) in a few
-	// kilobytes.
+	// A gzip bomb: 16 MB of pings, twice the 8 MB bound on an answer,
+	// in a few kilobytes.
 	var bomb bytes.Buffer
 	zw := gzip.NewWriter(&bomb)
 	ping := []byte(strings.Repeat(": ping\n\n", 1<<13))

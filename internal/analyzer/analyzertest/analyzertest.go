@@ -65,79 +65,91 @@ func Run(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	run(t, dir, a, patterns)
 }
 
-// RunWithSuggestedFixes is Run, and checks that the suggested fixes of
-// the diagnostics, applied together, turn each file they edit into its
-// golden file (its name with ".golden" after it), both as gofmt prints
-// them, as analysistest.RunWithSuggestedFixes does for a golden file
-// that is not an archive of several.
+// RunWithSuggestedFixes is Run, and checks, for each root package, that
+// the suggested fixes of its diagnostics, applied together, turn each of
+// its files they edit into its golden file (its name with ".golden" after
+// it), both as gofmt prints them, as analysistest.RunWithSuggestedFixes
+// does for a golden file that is not an archive of several (but for
+// imports a fix leaves unused, which analysistest drops and this does
+// not). A golden file of a root's file that no fix edits is a failure.
 func RunWithSuggestedFixes(t TB, dir string, a *analysis.Analyzer, patterns ...string) {
 	t.Helper()
 	g := run(t, dir, a, patterns)
 	if g == nil {
 		return
 	}
-	// A package and its test variant report on the same file: an edit
-	// is applied once.
 	type edit struct {
-		pos, end token.Pos
-		text     string
+		start, end int // offsets in the file
+		text       string
 	}
-	edits := map[string]map[edit]bool{}
-	var fset *token.FileSet
 	for _, act := range g.Roots {
-		fset = act.Package.Fset
+		fset := act.Package.Fset
+		// Two diagnostics may suggest one edit: it is applied once.
+		edits := map[string]map[edit]bool{}
 		for _, d := range act.Diagnostics {
 			for _, fix := range d.SuggestedFixes {
 				for _, e := range fix.TextEdits {
-					file := fset.File(e.Pos).Name()
-					if edits[file] == nil {
-						edits[file] = map[edit]bool{}
+					tf := fset.File(e.Pos)
+					if tf == nil {
+						t.Errorf("%s: a suggested fix edits no file (position %d)", act.Package.ID, e.Pos)
+						continue
 					}
 					end := e.End
 					if !end.IsValid() {
 						end = e.Pos
 					}
-					edits[file][edit{e.Pos, end, string(e.NewText)}] = true
+					if edits[tf.Name()] == nil {
+						edits[tf.Name()] = map[edit]bool{}
+					}
+					edits[tf.Name()][edit{tf.Offset(e.Pos), tf.Offset(end), string(e.NewText)}] = true
 				}
 			}
 		}
-	}
-	for file, set := range edits {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Errorf("%v", err)
-			continue
-		}
-		sorted := slices.SortedFunc(maps.Keys(set), func(x, y edit) int { return cmp.Compare(x.pos, y.pos) })
-		base := fset.File(sorted[0].pos).Base()
-		var out []byte
-		at := 0
-		for _, e := range sorted {
-			start, end := int(e.pos)-base, int(e.end)-base
-			if start < at {
-				t.Errorf("%s: suggested fixes overlap at offset %d", filepath.Base(file), start)
-				break
+		for _, f := range act.Package.Syntax {
+			name := fset.File(f.Pos()).Name()
+			if _, err := os.Stat(name + ".golden"); err == nil && edits[name] == nil {
+				t.Errorf("%s: %s has a golden file, and no suggested fix edits it", act.Package.ID, filepath.Base(name))
 			}
-			out = append(append(out, src[at:start]...), e.text...)
-			at = end
 		}
-		out = append(out, src[at:]...)
-		if formatted, err := format.Source(out); err != nil {
-			t.Errorf("%s: the fixed file does not parse: %v\n%s", filepath.Base(file), err, out)
-			continue
-		} else {
-			out = formatted
-		}
-		golden, err := os.ReadFile(file + ".golden")
-		if err == nil {
-			golden, err = format.Source(golden)
-		}
-		if err != nil {
-			t.Errorf("%s.golden: %v", filepath.Base(file), err)
-			continue
-		}
-		if string(out) != string(golden) {
-			t.Errorf("%s: the suggested fixes give\n%s\nwant (%s.golden)\n%s", filepath.Base(file), out, filepath.Base(file), golden)
+	files:
+		for file, set := range edits {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Errorf("%v", err)
+				continue
+			}
+			sorted := slices.SortedFunc(maps.Keys(set), func(x, y edit) int {
+				return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.end, y.end), strings.Compare(x.text, y.text))
+			})
+			var out []byte
+			at := 0
+			for i, e := range sorted {
+				// Two edits at one place, or one inside another, have no
+				// order to apply them in.
+				if e.start < at || i > 0 && e.start == sorted[i-1].start {
+					t.Errorf("%s: %s: suggested fixes overlap at offset %d", act.Package.ID, filepath.Base(file), e.start)
+					continue files
+				}
+				out = append(append(out, src[at:e.start]...), e.text...)
+				at = e.end
+			}
+			out = append(out, src[at:]...)
+			formatted, err := format.Source(out)
+			if err != nil {
+				t.Errorf("%s: %s: the fixed file does not parse: %v\n%s", act.Package.ID, filepath.Base(file), err, out)
+				continue
+			}
+			golden, err := os.ReadFile(file + ".golden")
+			if err == nil {
+				golden, err = format.Source(golden)
+			}
+			if err != nil {
+				t.Errorf("%s: %s.golden: %v", act.Package.ID, filepath.Base(file), err)
+				continue
+			}
+			if string(formatted) != string(golden) {
+				t.Errorf("%s: %s: the suggested fixes give\n%s\nwant (%s.golden)\n%s", act.Package.ID, filepath.Base(file), formatted, filepath.Base(file), golden)
+			}
 		}
 	}
 }
@@ -274,8 +286,11 @@ func expectations(comment string) ([]expectation, error) {
 		text = strings.TrimSuffix(strings.TrimPrefix(comment, "/*"), "*/")
 	}
 	rest, ok := strings.CutPrefix(strings.TrimSpace(text), "want")
-	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"' && rest[0] != '`' {
+	if !ok {
 		return nil, nil
+	}
+	if rest != "" && !strings.ContainsRune(" \t\n\"`", rune(rest[0])) {
+		return nil, fmt.Errorf("a comment starting with \"want\" that is not an expectation: %q", comment)
 	}
 	var s scanner.Scanner
 	fset := token.NewFileSet()
@@ -285,7 +300,9 @@ func expectations(comment string) ([]expectation, error) {
 	for {
 		_, tok, lit := s.Scan()
 		switch {
-		case tok == token.EOF || tok == token.SEMICOLON:
+		case tok == token.SEMICOLON && lit == "\n":
+			// the scanner's, at a line's end: the expectations go on
+		case tok == token.EOF:
 			if name != "" {
 				return nil, fmt.Errorf("want comment %q: %s: with no fact after it", comment, name)
 			}
@@ -304,7 +321,7 @@ func expectations(comment string) ([]expectation, error) {
 			}
 			out = append(out, expectation{name, re})
 			name = ""
-		case tok == token.IDENT && name == "":
+		case (tok == token.IDENT || tok == token.PACKAGE) && name == "":
 			if _, colon, _ := s.Scan(); colon != token.COLON {
 				return nil, fmt.Errorf("want comment %q: %s is not followed by a colon and a fact", comment, lit)
 			}

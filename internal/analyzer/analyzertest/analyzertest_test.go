@@ -118,6 +118,9 @@ var marks = &analysis.Analyzer{
 			if fn := n.(*ast.FuncDecl); strings.HasPrefix(fn.Name.Name, "Mark") {
 				pass.ExportObjectFact(pass.TypesInfo.Defs[fn.Name], &marked{By: pass.Pkg.Name()})
 			}
+			if fn := n.(*ast.FuncDecl); fn.Name.Name == "MarkPackage" {
+				pass.ExportPackageFact(&marked{By: "its MarkPackage"})
+			}
 		})
 		ins.Preorder([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node) {
 			if fn := typeutil.StaticCallee(pass.TypesInfo, n.(*ast.CallExpr)); fn != nil && pass.ImportObjectFact(fn, new(marked)) {
@@ -133,7 +136,8 @@ var marks = &analysis.Analyzer{
 // data (net/http); its facts are checked as its diagnostics are.
 func TestRunChecksFacts(t *testing.T) {
 	dir := t.TempDir()
-	writeSource(t, dir, "a/a.go", "package a\n\nfunc MarkX() {} // want MarkX:\"marked by a\"\n")
+	writeSource(t, dir, "a/a.go", "package a // want package:\"marked by its MarkPackage\"\n\nfunc MarkX() {} // want MarkX:\"marked by a\"\n\n"+
+		"func MarkPackage() {} /* want\n\tMarkPackage:\"marked by a\" */\n")
 	writeSource(t, dir, "b/b.go", "package b\n\nimport (\n\t\"a\"\n\t\"net/http\"\n)\n\n"+
 		"var _ = http.StatusOK\n\n"+
 		"func F() { a.MarkX() } // want `call of marked a.MarkX`\n")
@@ -146,6 +150,18 @@ func TestRunChecksFacts(t *testing.T) {
 		"a: a.go:5: unexpected fact MarkY: marked by a",
 		"a: a.go:7: no fact was exported for Z matching `marked`",
 	})
+}
+
+// A comment that starts with "want" and is not an expectation, or an
+// expectation after an explicit semicolon, is an error, never dropped.
+func TestRunRefusesUnreadableWants(t *testing.T) {
+	dir := t.TempDir()
+	writeSource(t, dir, "a/a.go", "package a\n\nvar X = 1 // want: `found X`\n\nvar _ = X // want `found X`; `found X`\n")
+	errs := reports(dir, shout, "a")
+	if len(errs) != 4 || !strings.Contains(errs[0], "not an expectation") || !strings.Contains(errs[1], "expected a string literal or name:, found ;") ||
+		errs[2] != "a: a.go:3: unexpected diagnostic: found X in a" || errs[3] != "a: a.go:5: unexpected diagnostic: found X in a" {
+		t.Errorf("Run reported %q, want both comments refused, and their diagnostics unexpected", errs)
+	}
 }
 
 // An analyzer the checker would run on an import, whose result has no
@@ -179,9 +195,9 @@ var renameX = &analysis.Analyzer{
 	},
 }
 
-// RunWithSuggestedFixes passes when the fixes, applied once though a
-// package and its test variant both suggest them, give the golden file
-// (both gofmt-ed), and fails when they do not.
+// RunWithSuggestedFixes passes when the fixes of each of a package and
+// its test variant give the golden file (both gofmt-ed), and fails for
+// each that does not.
 func TestRunWithSuggestedFixesChecksTheGoldenFile(t *testing.T) {
 	dir := t.TempDir()
 	writeSource(t, dir, "a/a.go", "package a\n\nvar X = 1 // want `X`\n\nvar _ = X // want `X`\n")
@@ -196,7 +212,8 @@ func TestRunWithSuggestedFixesChecksTheGoldenFile(t *testing.T) {
 	writeSource(t, dir, "a/a.go.golden", "package a\n\nvar Y = 1 // want `X`\n\nvar _ = X // want `X`\n")
 	r = &recorder{}
 	analyzertest.RunWithSuggestedFixes(r, dir, renameX, "a")
-	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "a.go: the suggested fixes give") {
-		t.Errorf("RunWithSuggestedFixes reported %q, want the file that differs from its golden file", r.errs)
+	slices.Sort(r.errs)
+	if len(r.errs) != 2 || !strings.HasPrefix(r.errs[0], "a [a.test]: a.go: the suggested fixes give") || !strings.HasPrefix(r.errs[1], "a: a.go: the suggested fixes give") {
+		t.Errorf("RunWithSuggestedFixes reported %q, want the file that differs from its golden file, for the package and its test variant", r.errs)
 	}
 }
