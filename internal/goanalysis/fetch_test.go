@@ -59,7 +59,11 @@ func loadWith(t *testing.T, cfg goanalysis.Config, c *change.Change) *goanalysis
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := goanalysis.NewLoader(cfg).Load(ctx, c)
+	l := goanalysis.NewLoader(cfg)
+	p, err := l.Load(ctx, c)
+	// The prune a review starts when it ends holds the module cache's
+	// lock: a test that prunes or locks the cache itself must not meet it.
+	l.WaitPruningForTest()
 	if err != nil {
 		t.Fatal(err)
 	}
