@@ -32,6 +32,7 @@ func (b *browser) sessionCookie() string {
 }
 
 func TestAttackSessionFixationAndStorage(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s := newSite(t, b.Open(t))
@@ -112,6 +113,7 @@ func TestAttackSessionFixationAndStorage(t *testing.T) {
 }
 
 func TestAttackNoGetChangesState(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo)
@@ -146,6 +148,7 @@ func TestAttackNoGetChangesState(t *testing.T) {
 }
 
 func TestAttackEveryResponseCarriesTheHeaders(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.signedIn(t, s.repo)
 	csrf := br.csrf()
@@ -194,6 +197,7 @@ func (b *browser) postOrGet(method, path string, form url.Values) (*http.Respons
 }
 
 func TestAttackHostileEndpointTextIsNeverMarkup(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo)
@@ -227,6 +231,7 @@ func TestAttackHostileEndpointTextIsNeverMarkup(t *testing.T) {
 // sign-in form as fast as it can: the API's per-address limit stops it,
 // and no log line holds a token tried or used.
 func TestAttackSignInIsRateLimitedAndNeverLogsTheToken(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	s := newSite(t, db)
 	var logs bytes.Buffer

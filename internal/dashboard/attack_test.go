@@ -30,6 +30,7 @@ func wantNoMarkup(t *testing.T, what, body string) {
 }
 
 func TestAttackHostileReviewTextIsNeverMarkup(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		s := newSite(t, db)
@@ -75,6 +76,7 @@ func TestAttackHostileReviewTextIsNeverMarkup(t *testing.T) {
 // TestAttackNextNeverLeavesTheSite signs in with every trick of an open
 // redirect and resolves the Location as a browser would.
 func TestAttackNextNeverLeavesTheSite(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	base, _ := url.Parse(s.url + "/dashboard/sign-in")
 	for _, next := range []string{
@@ -114,6 +116,7 @@ func TestAttackNextNeverLeavesTheSite(t *testing.T) {
 }
 
 func TestAttackHostileInputIsA4xx(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo)
@@ -198,6 +201,7 @@ func problemOf(body string) string {
 }
 
 func TestAttackAnotherAccountsRepositoryInAnyCase(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		s := newSite(t, db)

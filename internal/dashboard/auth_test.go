@@ -19,6 +19,7 @@ import (
 )
 
 func TestSignInExchangesTheTokenForASession(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.browser(t)
@@ -73,6 +74,7 @@ func TestSignInExchangesTheTokenForASession(t *testing.T) {
 }
 
 func TestSignInRefusesBadTokensWithoutEchoingThem(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.browser(t)
 	revoked := s.token(t, s.repo)
@@ -109,6 +111,7 @@ func TestSignInRefusesBadTokensWithoutEchoingThem(t *testing.T) {
 }
 
 func TestSignInNeverRedirectsOffSite(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	for _, next := range []string{"https://evil.example/", "//evil.example/dashboard/", "/dashboard/\\evil", "/v1/reviews", ""} {
 		br := s.browser(t)
@@ -121,6 +124,7 @@ func TestSignInNeverRedirectsOffSite(t *testing.T) {
 }
 
 func TestPagesCarrySecurityHeaders(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.signedIn(t, s.repo)
 	for _, path := range []string{"/dashboard/sign-in", "/dashboard/repositories", "/dashboard/nope"} {
@@ -145,6 +149,7 @@ func TestPagesCarrySecurityHeaders(t *testing.T) {
 }
 
 func TestFormsNeedTheSessionsCSRFTokenAndTheSameOrigin(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo)
@@ -192,6 +197,7 @@ func TestFormsNeedTheSessionsCSRFTokenAndTheSameOrigin(t *testing.T) {
 }
 
 func TestSessionEndsWithItsToken(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s := newSite(t, b.Open(t))
@@ -237,6 +243,7 @@ func TestSessionEndsWithItsToken(t *testing.T) {
 }
 
 func TestScopesDecideWhatIsShown(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.signedIn(t, s.repo, token.ScopeWebhooksRead)
 	res, body := br.get("/dashboard/repositories")
@@ -256,6 +263,7 @@ func TestScopesDecideWhatIsShown(t *testing.T) {
 }
 
 func TestSecureCookiesOverTLS(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t), func(c *Config) { c.SecureCookies = true })
 	res, body := s.browser(t).post("/dashboard/sign-in", url.Values{"token": {s.token(t, s.repo)}})
 	wantStatus(t, res, body, http.StatusSeeOther)
@@ -266,6 +274,7 @@ func TestSecureCookiesOverTLS(t *testing.T) {
 }
 
 func TestAssetsAreHashedAndCachedForGood(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.browser(t)
 	_, page := br.get("/dashboard/sign-in")
@@ -284,6 +293,7 @@ func TestAssetsAreHashedAndCachedForGood(t *testing.T) {
 }
 
 func TestRootLeadsToTheDashboard(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	res, _ := s.browser(t).get("/")
 	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/dashboard/" {
@@ -295,6 +305,7 @@ func TestRootLeadsToTheDashboard(t *testing.T) {
 // session on another over the same database, as replicas behind a load
 // balancer do; signing out on the second ends it on the first.
 func TestSessionsWorkAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		one, two := newSite(t, db), newSite(t, db)
@@ -324,6 +335,7 @@ func TestSessionsWorkAcrossReplicas(t *testing.T) {
 // document's description and in docs/dashboard.md, so neither can drift
 // from the code.
 func TestRoutesAreDocumented(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	dash, err := New(Config{}, s.db, s.tokens, slog.New(slog.DiscardHandler), s.clock.Now)
 	if err != nil {
@@ -361,6 +373,7 @@ func TestRoutesAreDocumented(t *testing.T) {
 // answers a dashboard request with is a page with the dashboard's headers,
 // not JSON.
 func TestTheAPIsOwnErrorsArePages(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	tokens := token.NewStore(db, clock.Now)
@@ -410,6 +423,7 @@ func TestTheAPIsOwnErrorsArePages(t *testing.T) {
 // 403s, but not a missing scope; an ended session is a 401, but no PAT
 // was sent.
 func TestErrorPagesSayWhatHappened(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	br := s.signedIn(t, s.repo)
 	for _, tc := range []struct {

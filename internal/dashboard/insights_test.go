@@ -18,6 +18,7 @@ import (
 var svgRE = regexp.MustCompile(`(?s)<svg.*?</svg>`)
 
 func TestInsightsDrawTheAccountsOwnFigures(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		ctx := context.Background()

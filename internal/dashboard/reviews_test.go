@@ -52,6 +52,7 @@ func listAll(t *testing.T, br *browser, path string) ([]string, int) {
 }
 
 func TestReviewListFiltersNewestFirstAndPages(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		db := b.Open(t)
 		s := newSite(t, db)
@@ -147,6 +148,7 @@ func intersect(a, b []string) []string {
 }
 
 func TestReviewListRefusesBadParameters(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo, token.ScopeReviewsRead)
@@ -198,6 +200,7 @@ func richReview(t *testing.T, s *site) review.Full {
 }
 
 func TestReviewPageShowsTheReviewAndItsFindings(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		r := richReview(t, s)
@@ -264,6 +267,7 @@ func TestReviewPageShowsTheReviewAndItsFindings(t *testing.T) {
 // shows the review with its findings; their context (the excerpt, the
 // finding page) needs findings:read, as GET /v1/findings/{id}.
 func TestReviewPageShowsWhatTheAPIWould(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	r := richReview(t, s)
 	br := s.signedIn(t, s.repo, token.ScopeReviewsRead)
@@ -287,6 +291,7 @@ func TestReviewPageShowsWhatTheAPIWould(t *testing.T) {
 }
 
 func TestReviewAndFindingPagesOfAnotherAccountAreNotFound(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		theirs := storetest.Review(t, s.db, s.other, 3, 1, time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC))
@@ -315,6 +320,7 @@ func TestReviewAndFindingPagesOfAnotherAccountAreNotFound(t *testing.T) {
 }
 
 func TestFindingPageShowsProvenanceAndContext(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		r := richReview(t, s)
@@ -359,6 +365,7 @@ func TestFindingPageShowsProvenanceAndContext(t *testing.T) {
 }
 
 func TestPullRequestLinkFollowsThePlatform(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	s := newSite(t, db, func(c *Config) { c.PlatformURLs[account.PlatformGitea] = "https://gitea.example.com/" })
 	a, err := account.Ensure(context.Background(), db.Writer(), account.PlatformGitea, "acme", "Organization")
@@ -378,6 +385,7 @@ func TestPullRequestLinkFollowsThePlatform(t *testing.T) {
 }
 
 func TestSplitSummaryPutsWhatWasNotAnalysedFirst(t *testing.T) {
+	t.Parallel()
 	gaps, rest := splitSummary("Reviewed 2 files.\n" +
 		"Not analysed: 2 files of changed source, so this review cannot approve it.\n" +
 		"- a.go, b.go: too large\n" +
@@ -402,6 +410,7 @@ func TestSplitSummaryPutsWhatWasNotAnalysedFirst(t *testing.T) {
 // TestRepositoriesArePaged walks the repositories page by its Next links:
 // every repository of the account once, in name order, none of another's.
 func TestRepositoriesArePaged(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		want := []string{"acme/widgets"}

@@ -18,6 +18,7 @@ import (
 // secret again; only the session that registered may see it, once, and
 // only for a while.
 func TestSecretIsShownOnceAfterARedirect(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		br := s.signedIn(t, s.repo)
@@ -59,6 +60,7 @@ func TestSecretIsShownOnceAfterARedirect(t *testing.T) {
 // TestSecretIsTakenOnceUnderConcurrency: of several requests for an
 // offered secret at the same time, exactly one gets it.
 func TestSecretIsTakenOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		_, tok, err := s.tokens.Create(t.Context(), s.repo.AccountID, "t", token.AllScopes, 0)

@@ -190,6 +190,7 @@ func (b *browser) postSeeOther(path string, form url.Values) string {
 // its secret rotated with an overlap, the ping redelivered and refused
 // (the receiver's body shown escaped), filtered, deleted.
 func TestEndpointLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		rc := newReceiver(t)
@@ -372,6 +373,7 @@ func TestEndpointLifecycle(t *testing.T) {
 // kept, and status 400 (the API's invalid-request status); nothing is
 // stored. The same holds for an edit and a rotation's overlap.
 func TestEndpointFormsShowEachFieldsReason(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t), func(c *Config) { c.WebhookPolicy.AllowPrivate = false })
 		br := s.signedIn(t, s.repo)
@@ -445,6 +447,7 @@ func TestEndpointFormsShowEachFieldsReason(t *testing.T) {
 
 // Past the operator's limit the form says so, with the API's status.
 func TestEndpointLimitIsAClearMessage(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t), func(c *Config) { c.WebhookMaxEndpoints = 1 })
 	br := s.signedIn(t, s.repo)
 	csrf := br.csrf()
@@ -501,6 +504,7 @@ func (s *site) webhookState(t *testing.T) string {
 // the controls, and each change it sends anyway is a 403 that changes
 // nothing; so is one without the session's CSRF token.
 func TestWebhookPagesFollowTheTokensScopes(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	ctx := context.Background()
 	ep := s.endpoint(t, s.repo, "https://hooks.example.com/a")
@@ -569,6 +573,7 @@ func (b *browser) csrfOf(path string) string {
 // Another account's endpoint and delivery are not found, to read or to
 // change, and stay as they were.
 func TestAnotherAccountsWebhooksAreNotFound(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		ep := s.endpoint(t, s.other, "https://globex.example.com/hook")
@@ -603,6 +608,7 @@ func TestAnotherAccountsWebhooksAreNotFound(t *testing.T) {
 // Malformed ids are not found; malformed or repeated parameters are a 400;
 // none is a 500.
 func TestBadWebhookParametersAre400Or404(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, storetest.SQLite(t))
 	ep := s.endpoint(t, s.repo, "https://hooks.example.com/a")
 	br := s.signedIn(t, s.repo)
@@ -640,6 +646,7 @@ func TestBadWebhookParametersAre400Or404(t *testing.T) {
 // Both lists are keyset-paginated newest first: every row once, the
 // status filter kept across pages.
 func TestWebhookListsArePaginated(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, b storetest.Backend) {
 		s := newSite(t, b.Open(t))
 		ctx := context.Background()

@@ -130,6 +130,7 @@ RUN apt update \
 )
 
 func TestEngineReportsBugsByTheirContext(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n", "build/Dockerfile": baseDockerfile, "apt/Dockerfile": baseAptDockerfile})
@@ -185,6 +186,7 @@ func TestEngineReportsBugsByTheirContext(t *testing.T) {
 // the merge on its own; a test's HTML and requests are not security
 // findings.
 func TestEngineTellsTestsAndTestDataFromCode(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})

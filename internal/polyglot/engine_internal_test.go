@@ -3,6 +3,7 @@ package polyglot
 import "testing"
 
 func TestSplitTakesTheFirstSentence(t *testing.T) {
+	t.Parallel()
 	for msg, want := range map[string][2]string{
 		"Set the SHELL option -o pipefail before RUN with a pipe in it. If you are using /bin/sh, set it.": {"Set the SHELL option -o pipefail before RUN with a pipe in it.", "If you are using /bin/sh, set it."},
 		"Use 'cd ... || exit' or 'cd ... || return' in case cd fails.":                                     {"Use 'cd ... || exit' or 'cd ... || return' in case cd fails.", ""},

@@ -32,6 +32,9 @@ func installed(t *testing.T) *polyglot.Engine {
 	t.Helper()
 	engineOnce.Do(func() {
 		engine = polyglot.New(context.Background(), polyglot.Config{Dir: os.Getenv("QUORUM_ANALYZERS_DIR")})
+		// Its tests run in parallel: one's change is not forgotten, and
+		// analysed again, while it asks for another specialist's findings.
+		engine.KeepRunsForTest(64)
 	})
 	for _, f := range engine.Found() {
 		if !f.Usable() {
@@ -134,6 +137,7 @@ USER root
 // by the specialist of their kind, with the rule in the provenance; what
 // the repository already had is not reported; style is not reported.
 func TestEngineFindsEachLanguagesBugs(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"app/db.py": basePy, "README.md": "x\n"})
@@ -182,6 +186,7 @@ func TestEngineFindsEachLanguagesBugs(t *testing.T) {
 // A long script is checked too (without shellcheck's slow data-flow
 // analysis), and $* unquoted is said once.
 func TestEngineChecksALongScript(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -201,6 +206,7 @@ func TestEngineChecksALongScript(t *testing.T) {
 // One mistake repeated is one comment: an undefined name used three
 // times is reported on its first use, naming the others.
 func TestEngineSaysARepeatedReportOnce(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -223,6 +229,7 @@ func TestEngineSaysARepeatedReportOnce(t *testing.T) {
 // first's body. An undefined name is defined once, however far apart its
 // uses: one comment.
 func TestEngineSaysARepeatInAnotherHunk(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	filler := strings.Repeat("echo step\n", 15)
@@ -259,6 +266,7 @@ func TestEngineSaysARepeatInAnotherHunk(t *testing.T) {
 // its own comment, however close; the same call left floating twice is
 // one (tv2/v-connection's reverted awaits of two checks).
 func TestEngineTellsDifferentCallsApart(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -290,6 +298,7 @@ func TestEngineTellsDifferentCallsApart(t *testing.T) {
 
 // The engine tells what each analyzer did: how many files, how long.
 func TestEngineTellsWhatEachAnalyzerDid(t *testing.T) {
+	t.Parallel()
 	installed(t)
 	var mu sync.Mutex
 	ran := map[string]int{}
@@ -314,6 +323,7 @@ func TestEngineTellsWhatEachAnalyzerDid(t *testing.T) {
 
 // A report on a line the change only moved is the base's, not new.
 func TestEngineDropsWhatTheBaseHad(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"run.py": "import os\n\n\ndef go(cmd):\n    os.system(\"sh -c \" + cmd)\n"})
@@ -330,6 +340,7 @@ func TestEngineDropsWhatTheBaseHad(t *testing.T) {
 // the file is new: the base's report is the one on the line left as it
 // was.
 func TestEngineReportsARepeatOfWhatTheBaseHad(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"a.js": "export function f(json) {\n  try {\n    return JSON.parse(json);\n  } catch (e) {\n    return eval(json);\n  }\n}\n"})
@@ -344,6 +355,7 @@ func TestEngineReportsARepeatOfWhatTheBaseHad(t *testing.T) {
 
 // A repository's .quorum.yaml turns rules on and off.
 func TestEngineFollowsTheRepositorysRules(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -391,6 +403,7 @@ func TestEngineSaysWhatItDidNotAnalyse(t *testing.T) {
 // A hanging analyzer is stopped at the time limit and its files are not
 // analysed; the review goes on.
 func TestEngineStopsAnAnalyzerThatHangs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -462,6 +475,7 @@ print("[]")
 // reviewed in seconds, not the minutes a line lookup from the file's start
 // per line took.
 func TestEngineReportSpanningAHugeFileIsCheap(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -488,6 +502,7 @@ func TestEngineReportSpanningAHugeFileIsCheap(t *testing.T) {
 // flags, or from /usr/local), direnv's .envrc, an upper-case extension and
 // a *.Dockerfile of any case.
 func TestEngineAnalysesScriptsByShebangAndName(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -519,6 +534,7 @@ func TestEngineAnalysesScriptsByShebangAndName(t *testing.T) {
 // Python file's PEP 263 line), on its own line numbers, or named as not
 // analysed; never passed over as clean, and never reported of a path ".".
 func TestEngineNonUTF8Source(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -570,6 +586,7 @@ func TestEngineNonUTF8Source(t *testing.T) {
 // long to copy are each named as not analysed, and the others' findings
 // are reported.
 func TestEngineIsolatesAFileTheAnalyzerFailsOn(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})
@@ -614,6 +631,7 @@ func TestEngineIsolatesAFileTheAnalyzerFailsOn(t *testing.T) {
 // A report repeated on thousands of lines is one finding whose body names
 // a few of them and counts the rest, with its patch.
 func TestEngineRepeatedReportIsBounded(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	r := changetest.NewRepo(t)
 	r.Write(map[string]string{"README.md": "x\n"})

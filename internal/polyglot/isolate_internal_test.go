@@ -16,6 +16,7 @@ import (
 // An analyzer that fails whatever it is given is run at most
 // maxIsolationRuns times more, and every file is named as not analysed.
 func TestIsolationIsBounded(t *testing.T) {
+	t.Parallel()
 	exe, err := exec.LookPath("false")
 	if err != nil {
 		t.Fatalf("false(1), the stand-in analyzer that always fails, is not on PATH: %v", err)
@@ -45,6 +46,7 @@ func TestIsolationIsBounded(t *testing.T) {
 // The runs that look for failing files share a time budget: an analyzer
 // that fails slowly on every file is not run maxIsolationRuns times.
 func TestIsolationHasATimeBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow")
 	if err := sandbox.WriteExecutable(slow, []byte("#!/bin/sh\nsleep 0.4\nexit 3\n"), 0o755); err != nil {

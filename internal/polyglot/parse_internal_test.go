@@ -9,6 +9,7 @@ import (
 // is put on that file, and a failure of no file fails the run rather than
 // being put on a path ".".
 func TestParseOxlintFailureOfAFile(t *testing.T) {
+	t.Parallel()
 	out := `{"diagnostics": [{"message": "Failed to open file /w/src/web/a.js with error \"stream did not contain valid UTF-8\"", "severity": "error", "labels": []}]}`
 	r, err := parseOxlint([]byte(out), "/w/src", func(string) *lineIndex { return nil })
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // there and what it exports). The refusal is a note; the plugin's rules
 // that decide by the file alone still run.
 func TestEngineRefusesImportRulesThatReadOtherFiles(t *testing.T) {
+	t.Parallel()
 	e := installed(t)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret.js"), []byte("export const token = 1;\n"), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 // Every rule of the table is known, of a specialist that takes it, with a
 // category and severity the API knows; the rules measured as noise are off.
 func TestRuleTableIsWellFormed(t *testing.T) {
+	t.Parallel()
 	for id, r := range rules {
 		if !Known(id) {
 			t.Errorf("%s is in the table but not Known", id)
@@ -35,6 +36,7 @@ func TestRuleTableIsWellFormed(t *testing.T) {
 }
 
 func TestRepositoryRulesTurnRulesOnAndOff(t *testing.T) {
+	t.Parallel()
 	s608, _ := lookup("ruff:S608")
 	s311, _ := lookup("ruff:S311")
 	for _, tc := range []struct {
@@ -58,6 +60,7 @@ func TestRepositoryRulesTurnRulesOnAndOff(t *testing.T) {
 
 // The rules kept only in some places keep what a reviewer would post.
 func TestKeepDecidesByTheLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		rule, message, line string
 		want                bool
@@ -125,6 +128,7 @@ func TestKeepDecidesByTheLine(t *testing.T) {
 // The rules kept by where a report is look at its function (where a value
 // comes from), its file (TypeScript or JavaScript) and its message.
 func TestKeepDecidesByTheScope(t *testing.T) {
+	t.Parallel()
 	const voidReturn = "Promise returned in function argument where a void return was expected."
 	for _, tc := range []struct {
 		rule, path, message, line, scope, after, subject string
@@ -170,6 +174,7 @@ func TestKeepDecidesByTheScope(t *testing.T) {
 
 // Test code and a test's input data are told apart from the program.
 func TestTestCodeAndTestData(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		path       string
 		code, data bool
@@ -197,6 +202,7 @@ func TestTestCodeAndTestData(t *testing.T) {
 
 // A Dockerfile instruction's continued lines are part of what decides.
 func TestInstructionTakesContinuedLines(t *testing.T) {
+	t.Parallel()
 	b := []byte("FROM x\nRUN set -eux; \\\n  curl -o a https://x | sh\nUSER app\n")
 	if got := instruction(indexLines(b), diag{rule: "hadolint:DL4006", line: 2, endLine: 2}); got != "RUN set -eux; \\\n  curl -o a https://x | sh" {
 		t.Errorf("instruction %q", got)

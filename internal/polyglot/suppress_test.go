@@ -58,6 +58,7 @@ func testSuppressions(t *testing.T, tc suppressionCase) {
 // base's are, on the lines the change moves and in the files where the
 // base turned a rule off.
 func TestEngineDoesNotObeyPythonSuppressionsTheChangeAdds(t *testing.T) {
+	t.Parallel()
 	testSuppressions(t, suppressionCase{
 		base: map[string]string{
 			"run.py":   "import subprocess\n\n\ndef run(c):\n    subprocess.call(c, shell=True)  # noqa: S602\n",
@@ -77,6 +78,7 @@ func TestEngineDoesNotObeyPythonSuppressionsTheChangeAdds(t *testing.T) {
 // A JavaScript change's eslint and oxlint disable comments are not obeyed;
 // the base's file-wide one is.
 func TestEngineDoesNotObeyJavaScriptSuppressionsTheChangeAdds(t *testing.T) {
+	t.Parallel()
 	testSuppressions(t, suppressionCase{
 		base: map[string]string{
 			"legacy.js": "/* eslint-disable no-eval */\nexport function a(x) {\n  return x;\n}\n",
@@ -100,6 +102,7 @@ func TestEngineDoesNotObeyJavaScriptSuppressionsTheChangeAdds(t *testing.T) {
 // A shell change's "# shellcheck disable=" is not obeyed, whichever rules
 // it names; the base's file-wide one is.
 func TestEngineDoesNotObeyShellSuppressionsTheChangeAdds(t *testing.T) {
+	t.Parallel()
 	testSuppressions(t, suppressionCase{
 		base: map[string]string{
 			"old.sh":   "#!/bin/sh\n# shellcheck disable=SC2086\ndir=$1\necho \"$dir\"\n",
@@ -121,6 +124,7 @@ func TestEngineDoesNotObeyShellSuppressionsTheChangeAdds(t *testing.T) {
 // place while the change rewrites what it covers, is the change's
 // suppression: pointed at new code, it is not obeyed.
 func TestEngineDoesNotObeyABaseSuppressionPointedAtNewCode(t *testing.T) {
+	t.Parallel()
 	testSuppressions(t, suppressionCase{
 		base: map[string]string{
 			"job.sh": "#!/bin/sh\ndir=$1\necho \"$dir\"\n# shellcheck disable=SC2086\necho $1\n",
@@ -144,6 +148,7 @@ func TestEngineDoesNotObeyABaseSuppressionPointedAtNewCode(t *testing.T) {
 // A Dockerfile change's "# hadolint ignore=" and "# hadolint global
 // ignore=" are not obeyed; the base's are.
 func TestEngineDoesNotObeyDockerfileSuppressionsTheChangeAdds(t *testing.T) {
+	t.Parallel()
 	testSuppressions(t, suppressionCase{
 		base: map[string]string{
 			"Dockerfile":       "FROM debian:12\nRUN echo hi\n",
