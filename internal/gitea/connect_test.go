@@ -46,6 +46,7 @@ type connectFixture struct {
 
 func setupConnect(t *testing.T, owner, bot, permission string) connectFixture {
 	t.Helper()
+	owner, bot = gitea.UniqueName(owner), gitea.UniqueName(bot)
 	srv := giteatest.Start(t)
 	f := connectFixture{srv: srv, owner: srv.CreateUser(t, owner), bot: srv.CreateUser(t, bot), db: storetest.SQLite(t)}
 	srv.CreateRepo(t, f.owner, "widgets")
@@ -90,15 +91,17 @@ func installationEvents(t *testing.T, db *store.DB) []struct {
 }
 
 func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setupConnect(t, "dora", "dora-bot", "admin")
+	dora := f.owner.Name
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
-	conn, err := gitea.Connect(ctx, f.api, f.db, "dora", "widgets", "http://127.0.0.1:9/gitea/webhook", now)
+	conn, err := gitea.Connect(ctx, f.api, f.db, dora, "widgets", "http://127.0.0.1:9/gitea/webhook", now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conn.Already || !conn.AccountCreated || conn.Account.Platform != account.PlatformGitea || conn.Account.Login != "dora" || conn.Account.Type != "User" {
+	if conn.Already || !conn.AccountCreated || conn.Account.Platform != account.PlatformGitea || conn.Account.Login != dora || conn.Account.Type != "User" {
 		t.Errorf("connection %+v: want a new gitea account dora, type User", conn)
 	}
 	hs := hooksOf(t, f.srv, f.owner, "widgets")
@@ -128,18 +131,18 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 		t.Fatalf("installation %+v, %v; want a current one on %s", inst, err, conn.Account.ID)
 	}
 	repos, err := account.InstallationRepositories(ctx, f.db.Reader(), inst)
-	if err != nil || len(repos) != 1 || repos[0].Owner != "dora" || repos[0].Name != "widgets" {
+	if err != nil || len(repos) != 1 || repos[0].Owner != dora || repos[0].Name != "widgets" {
 		t.Errorf("installation repositories %+v, %v; want dora/widgets", repos, err)
 	}
 	evs := installationEvents(t, f.db)
 	if len(evs) != 1 || evs[0].Name != event.InstallationCreated || evs[0].Data.Platform != "gitea" ||
-		evs[0].Data.InstallationID != conn.Repository.ID || evs[0].Data.Account.Login != "dora" ||
-		len(evs[0].Data.Repositories) != 1 || evs[0].Data.Repositories[0] != (event.InstallationRepo{Owner: "dora", Repo: "widgets"}) {
+		evs[0].Data.InstallationID != conn.Repository.ID || evs[0].Data.Account.Login != dora ||
+		len(evs[0].Data.Repositories) != 1 || evs[0].Data.Repositories[0] != (event.InstallationRepo{Owner: dora, Repo: "widgets"}) {
 		t.Errorf("events %+v; want one installation.created of platform gitea for dora/widgets", evs)
 	}
 
 	// Again, with the hook in place: nothing changes.
-	again, err := gitea.Connect(ctx, f.api, f.db, "dora", "widgets", "http://127.0.0.1:9/gitea/webhook", now)
+	again, err := gitea.Connect(ctx, f.api, f.db, dora, "widgets", "http://127.0.0.1:9/gitea/webhook", now)
 	if err != nil || !again.Already || again.HookID != conn.HookID {
 		t.Errorf("second connect %+v, %v; want already connected with hook %d", again, err, conn.HookID)
 	}
@@ -151,8 +154,8 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 	}
 
 	// The hook removed on Gitea: connect makes another, with a new secret.
-	f.srv.API(t, f.owner.Token, http.MethodDelete, "/repos/dora/widgets/hooks/"+strconv.FormatInt(conn.HookID, 10), nil, nil)
-	third, err := gitea.Connect(ctx, f.api, f.db, "dora", "widgets", "http://127.0.0.1:9/gitea/webhook", now)
+	f.srv.API(t, f.owner.Token, http.MethodDelete, "/repos/"+dora+"/widgets/hooks/"+strconv.FormatInt(conn.HookID, 10), nil, nil)
+	third, err := gitea.Connect(ctx, f.api, f.db, dora, "widgets", "http://127.0.0.1:9/gitea/webhook", now)
 	if err != nil || third.Already || third.HookID == conn.HookID {
 		t.Fatalf("connect after the hook was removed: %+v, %v; want a new hook", third, err)
 	}
@@ -162,7 +165,7 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 	}
 
 	// Another address: the new hook replaces the old one.
-	moved, err := gitea.Connect(ctx, f.api, f.db, "dora", "widgets", "https://quorum.example.test/gitea/webhook", now)
+	moved, err := gitea.Connect(ctx, f.api, f.db, dora, "widgets", "https://quorum.example.test/gitea/webhook", now)
 	if err != nil || moved.Already {
 		t.Fatalf("connect to another address: %+v, %v", moved, err)
 	}
@@ -172,7 +175,7 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 	}
 
 	// Disconnect: the hook goes, the installation is deleted and announced.
-	if _, err := gitea.Disconnect(ctx, f.api, f.db, "dora", "widgets", now); err != nil {
+	if _, err := gitea.Disconnect(ctx, f.api, f.db, dora, "widgets", now); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(hooksOf(t, f.srv, f.owner, "widgets")); n != 0 {
@@ -187,7 +190,7 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 	if last.Name != event.InstallationDeleted || last.Data.Platform != "gitea" || len(last.Data.Repositories) != 1 {
 		t.Errorf("last event %+v; want installation.deleted of dora/widgets", last)
 	}
-	if _, err := gitea.Disconnect(ctx, f.api, f.db, "dora", "widgets", now); err == nil || !strings.Contains(err.Error(), "not connected") {
+	if _, err := gitea.Disconnect(ctx, f.api, f.db, dora, "widgets", now); err == nil || !strings.Contains(err.Error(), "not connected") {
 		t.Errorf("second disconnect: %v; want not connected", err)
 	}
 }
@@ -195,9 +198,10 @@ func TestConnectCreatesTheWebhookAndTheInstallation(t *testing.T) {
 // A bot that may only write cannot create the hook: connect says what to
 // change and leaves nothing behind, in quorum or on Gitea.
 func TestConnectNeedsAnAdministrator(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setupConnect(t, "eve", "eve-bot", "write")
-	_, err := gitea.Connect(ctx, f.api, f.db, "eve", "widgets", "http://127.0.0.1:9/gitea/webhook", time.Now())
+	_, err := gitea.Connect(ctx, f.api, f.db, f.owner.Name, "widgets", "http://127.0.0.1:9/gitea/webhook", time.Now())
 	if err == nil || !strings.Contains(err.Error(), "administrator") {
 		t.Fatalf("connect as a writer: %v; want an error saying the bot must be an administrator", err)
 	}
@@ -211,14 +215,16 @@ func TestConnectNeedsAnAdministrator(t *testing.T) {
 }
 
 func TestConnectRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setupConnect(t, "finn", "finn-bot", "admin")
+	finn := f.owner.Name
 	for _, tc := range []struct{ owner, repo, url, want string }{
-		{"finn", "widgets", "ftp://127.0.0.1/gitea/webhook", "must be http(s)"},
-		{"finn", "widgets", "http://user:pw@127.0.0.1/gitea/webhook", "without credentials"},
-		{"finn", "widgets", "http://127.0.0.1/gitea/webhook?repository=1", "already names a repository"},
-		{"finn", "../etc", "http://127.0.0.1/gitea/webhook", "not a repository name"},
-		{"finn", "nothing-here", "http://127.0.0.1/gitea/webhook", "no repository finn/nothing-here"},
+		{finn, "widgets", "ftp://127.0.0.1/gitea/webhook", "must be http(s)"},
+		{finn, "widgets", "http://user:pw@127.0.0.1/gitea/webhook", "without credentials"},
+		{finn, "widgets", "http://127.0.0.1/gitea/webhook?repository=1", "already names a repository"},
+		{finn, "../etc", "http://127.0.0.1/gitea/webhook", "not a repository name"},
+		{finn, "nothing-here", "http://127.0.0.1/gitea/webhook", "no repository " + finn + "/nothing-here"},
 	} {
 		_, err := gitea.Connect(ctx, f.api, f.db, tc.owner, tc.repo, tc.url, time.Now())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -229,7 +235,7 @@ func TestConnectRefusesBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = gitea.Connect(ctx, wrong, f.db, "finn", "widgets", "http://127.0.0.1/gitea/webhook", time.Now())
+	_, err = gitea.Connect(ctx, wrong, f.db, finn, "widgets", "http://127.0.0.1/gitea/webhook", time.Now())
 	if err == nil || !strings.Contains(err.Error(), "QUORUM_GITEA_TOKEN") || strings.Contains(err.Error(), "0123456789abcdef") {
 		t.Errorf("connect with a wrong token: %v; want a hint at QUORUM_GITEA_TOKEN and no token", err)
 	}

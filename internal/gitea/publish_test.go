@@ -50,6 +50,7 @@ type publishing struct {
 
 func setupPublishing(t *testing.T, name string, cfg PublisherConfig) *publishing {
 	t.Helper()
+	name = UniqueName(name)
 	srv := giteatest.Start(t)
 	author := srv.CreateUser(t, name)
 	bot := srv.CreateUser(t, name+"-bot")
@@ -217,6 +218,7 @@ func eventsNamed(t *testing.T, p *publishing, name string) []event.Event {
 // whole file) are in the body with links to Gitea's view of the file; a
 // patch is a diff block, not a suggestion Gitea would not render.
 func TestPublishPlacesCommentsOnGitea(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-place", PublisherConfig{})
 	patch := "diff --git a/new.go b/new.go\n--- a/new.go\n+++ b/new.go\n@@ -2,1 +2,1 @@\n-line 2\n+line two\n"
 	sugg := finding("new.go", 2, 2, "fp-sugg")
@@ -270,6 +272,7 @@ func TestPublishPlacesCommentsOnGitea(t *testing.T) {
 
 // The verdict maps to Gitea's review states: approve only when configured.
 func TestPublishVerdicts(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-verdict", PublisherConfig{Approve: true})
 	p.post(t, p.save(t, review.VerdictApprove))
 	p.post(t, p.save(t, review.VerdictComment))
@@ -294,6 +297,7 @@ func TestPublishVerdicts(t *testing.T) {
 // A push after a review: the findings already commented on are not
 // repeated, even on other lines.
 func TestPublishDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-repeat", PublisherConfig{})
 	p.post(t, p.save(t, review.VerdictComment, finding("main.go", 10, 10, "same"), finding("main.go", 30, 30, "fixed-later")))
 	p.head = p.push(t, map[string]string{"main.go": changetest.Lines(41, 10, 11, 12, 13, 30)})
@@ -314,6 +318,7 @@ func TestPublishDoesNotRepeatFindingsAcrossPushes(t *testing.T) {
 // A head that moved on between saving and posting: nothing is posted and
 // review.failed stale_head is recorded.
 func TestPublishStaleHeadPostsNothing(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-stale", PublisherConfig{})
 	full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
 	p.push(t, map[string]string{"late.go": "package late\n"}) // p.head stays the reviewed one
@@ -340,6 +345,7 @@ func TestPublishStaleHeadPostsNothing(t *testing.T) {
 // A post job retried after Gitea took the review (an attempt that stopped
 // before recording it) finds it by its marker and posts nothing twice.
 func TestPublishRetriedPostsOnce(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-retry", PublisherConfig{})
 	full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
 	p.post(t, full)
@@ -363,6 +369,7 @@ func TestPublishRetriedPostsOnce(t *testing.T) {
 // creating its comments and submitting them) is deleted, not submitted
 // with the next review's comments.
 func TestPublishDropsAPendingReviewLeftBehind(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-pending", PublisherConfig{})
 	p.srv.API(t, p.bot.Token, http.MethodPost, fmt.Sprintf("/repos/%s/widgets/pulls/%d/reviews", p.author.Name, p.pr), map[string]any{
 		"body": "half-way", "commit_id": p.head,
@@ -378,6 +385,7 @@ func TestPublishDropsAPendingReviewLeftBehind(t *testing.T) {
 // A pull request closed before its review is posted: Gitea refuses
 // REQUEST_CHANGES there, so the review is posted as a comment.
 func TestPublishOnAClosedPullRequest(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-closed", PublisherConfig{})
 	full := p.save(t, review.VerdictRequestChanges, finding("main.go", 10, 10, "a"))
 	p.srv.API(t, p.author.Token, http.MethodPatch, fmt.Sprintf("/repos/%s/widgets/pulls/%d", p.author.Name, p.pr), map[string]any{"state": "closed"}, nil)
@@ -390,6 +398,7 @@ func TestPublishOnAClosedPullRequest(t *testing.T) {
 // A pull request that is gone: the job gives up at once, and the review
 // is still announced (it is in quorum's API).
 func TestPublishOnAPullRequestGoneGivesUp(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-gone", PublisherConfig{})
 	full := p.save(t, review.VerdictComment, finding("main.go", 10, 10, "a"))
 	args := p.args()
@@ -406,6 +415,7 @@ func TestPublishOnAPullRequestGoneGivesUp(t *testing.T) {
 // The pull request's author cannot silence a finding by writing its
 // marker in a comment of their own.
 func TestPublishIgnoresMarkersWrittenByOthers(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-attack", PublisherConfig{})
 	p.srv.API(t, p.author.Token, http.MethodPost, fmt.Sprintf("/repos/%s/widgets/pulls/%d/reviews", p.author.Name, p.pr), map[string]any{
 		"event": "COMMENT", "body": "", "commit_id": p.head,
@@ -424,6 +434,7 @@ func TestPublishIgnoresMarkersWrittenByOthers(t *testing.T) {
 // A pull request the bot opened: Gitea refuses its REQUEST_CHANGES, so the
 // review is posted as a comment.
 func TestPublishOnTheBotsOwnPullRequest(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-own", PublisherConfig{})
 	var pr struct {
 		Number int `json:"number"`
@@ -469,6 +480,7 @@ func postJobs(t *testing.T, db *store.DB) []PostArgs {
 // A rate_limit or quorum_failure notice is one comment per pull request,
 // reason and window.
 func TestPublishNoticeOncePerWindow(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-notice", PublisherConfig{})
 	ctx := context.Background()
 	publish := func(reason string, resets time.Time) {
@@ -513,6 +525,7 @@ func TestPublishNoticeOncePerWindow(t *testing.T) {
 // A 429 (or a 503 naming a time) from a proxy in front of Gitea snoozes
 // the job rather than failing it.
 func TestPublishSnoozesOnRetryAfter(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		header string
@@ -554,6 +567,7 @@ func TestPublishSnoozesOnRetryAfter(t *testing.T) {
 // Gitea source and publisher, then the post job it queued: the review is
 // on the pull request, with a comment on each changed line.
 func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-worker", PublisherConfig{})
 	ctx := context.Background()
 	src, err := NewSource(p.pub.api, t.TempDir())
@@ -597,6 +611,7 @@ func TestWorkerReviewsAndPostsOnGitea(t *testing.T) {
 // into the review's body: a name that opens an HTML comment must not hide
 // the findings listed after it (nor pass for a marker).
 func TestPublishFileNameCannotHideTheBody(t *testing.T) {
+	t.Parallel()
 	p := setupPublishing(t, "pub-hide", PublisherConfig{})
 	full := p.save(t, review.VerdictRequestChanges,
 		finding("odd`<!--name.go", 3, 3, "fp-odd"),

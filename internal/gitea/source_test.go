@@ -43,7 +43,7 @@ type pullFixture struct {
 func setupPull(t *testing.T, user string) pullFixture {
 	t.Helper()
 	srv := giteatest.Start(t)
-	u := srv.CreateUser(t, user)
+	u := srv.CreateUser(t, gitea.UniqueName(user))
 	repo := srv.CreateRepo(t, u, "widgets")
 	srv.API(t, u.Token, http.MethodPatch, "/repos/"+u.Name+"/widgets", map[string]any{"private": true}, nil)
 
@@ -83,6 +83,7 @@ func setupPull(t *testing.T, user string) pullFixture {
 // nothing of what main did after the fork, and files readable at head.
 // The token is in no file the source wrote.
 func TestChangeOfAPullRequest(t *testing.T) {
+	t.Parallel()
 	f := setupPull(t, "alice")
 	dir := t.TempDir()
 	src, err := newSource(t, f.srv.URL, f.user.Token, dir)
@@ -167,6 +168,7 @@ func assertNoToken(t *testing.T, dir, token string) {
 // A head the pull request has moved on from is still the one reviewed,
 // from the pull request's merge base.
 func TestChangeOfAnEarlierHead(t *testing.T) {
+	t.Parallel()
 	f := setupPull(t, "carol")
 	src, err := newSource(t, f.srv.URL, f.user.Token, t.TempDir())
 	if err != nil {
@@ -189,6 +191,7 @@ func TestChangeOfAnEarlierHead(t *testing.T) {
 // the token nor leaves it on disk; a pull request that does not exist gets
 // the not-found error.
 func TestChangeErrors(t *testing.T) {
+	t.Parallel()
 	f := setupPull(t, "bob")
 	ctx := context.Background()
 
@@ -210,7 +213,7 @@ func TestChangeErrors(t *testing.T) {
 
 	t.Run("another user's token", func(t *testing.T) {
 		// Gitea hides a private repository from those who cannot read it.
-		other := f.srv.CreateUser(t, "mallory")
+		other := f.srv.CreateUser(t, gitea.UniqueName("mallory"))
 		src, err := newSource(t, f.srv.URL, other.Token, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -239,6 +242,7 @@ func TestChangeErrors(t *testing.T) {
 // Owner and repository names that are not Gitea's are refused before any
 // request is made.
 func TestInvalidNamesAreRefusedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -270,6 +274,7 @@ func TestInvalidNamesAreRefusedBeforeAnyRequest(t *testing.T) {
 
 // A Gitea nobody answers at gets an error that says so.
 func TestUnreachableGitea(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -290,17 +295,18 @@ func TestUnreachableGitea(t *testing.T) {
 // Gitea keeps its head (refs/pull/<n>/head), with a token that can read
 // only the base repository.
 func TestChangeOfAPullRequestFromAFork(t *testing.T) {
+	t.Parallel()
 	srv := giteatest.Start(t)
-	owner := srv.CreateUser(t, "erin")
+	owner := srv.CreateUser(t, gitea.UniqueName("erin"))
 	repo := srv.CreateRepo(t, owner, "widgets")
 	local := changetest.NewRepo(t)
 	local.Write(map[string]string{"widget.go": "package widgets\n\nconst Size = 1\n"})
 	base := local.Commit("base")
 	srv.Push(t, local.Dir, repo, owner, "main")
 
-	contributor := srv.CreateUser(t, "frank")
+	contributor := srv.CreateUser(t, gitea.UniqueName("frank"))
 	var fork giteatest.Repo
-	srv.API(t, contributor.Token, http.MethodPost, "/repos/erin/widgets/forks", map[string]any{}, &fork)
+	srv.API(t, contributor.Token, http.MethodPost, "/repos/"+owner.Name+"/widgets/forks", map[string]any{}, &fork)
 	fork.Owner, fork.Name = contributor.Name, "widgets"
 	local.Git("checkout", "-q", "-b", "feature")
 	local.Write(map[string]string{"widget.go": "package widgets\n\nconst Size = 3\n"})
@@ -309,15 +315,15 @@ func TestChangeOfAPullRequestFromAFork(t *testing.T) {
 	var pr struct {
 		Number int `json:"number"`
 	}
-	srv.API(t, contributor.Token, http.MethodPost, "/repos/erin/widgets/pulls", map[string]any{
-		"head": "frank:feature", "base": "main", "title": "Bigger",
+	srv.API(t, contributor.Token, http.MethodPost, "/repos/"+owner.Name+"/widgets/pulls", map[string]any{
+		"head": contributor.Name + ":feature", "base": "main", "title": "Bigger",
 	}, &pr)
 
 	src, err := newSource(t, srv.URL, owner.Token, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := src.Change(context.Background(), change.Ref{Owner: "erin", Repo: "widgets", PRNumber: pr.Number})
+	c, err := src.Change(context.Background(), change.Ref{Owner: owner.Name, Repo: "widgets", PRNumber: pr.Number})
 	if err != nil {
 		t.Fatal(err)
 	}
