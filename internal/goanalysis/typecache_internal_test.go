@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +53,83 @@ func TestTypesCachePrunesTheLeastRecentlyUsed(t *testing.T) {
 		if i != 0 && i < 8 {
 			t.Errorf("kept %d, used a day ago, over one used now", i)
 		}
+	}
+}
+
+// A test binary names its build by its module's source: the same from
+// every package of the module, another when a Go file, go.mod or go.sum
+// changes, the same when only testdata, a hidden directory or a file
+// that is not Go does; none outside a module.
+func TestSourceBuildNamesTheModulesSource(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	write("go.sum", "")
+	write("a/a.go", "package a\n")
+	write("a/b/b.go", "package b\n")
+	first := sourceBuild(filepath.Join(root, "a", "b"))
+	if len(first) != 64 || sourceBuild(root) != first || sourceBuild(filepath.Join(root, "a")) != first {
+		t.Fatalf("sourceBuild %q from a/b, %q from the root: want one SHA-256 from every directory", first, sourceBuild(root))
+	}
+	same := func(what string) {
+		t.Helper()
+		if got := sourceBuild(root); got != first {
+			t.Errorf("%s changed the build: %s, was %s", what, got, first)
+		}
+	}
+	other := func(what string) string {
+		t.Helper()
+		got := sourceBuild(root)
+		if got == first || got == "" {
+			t.Errorf("%s left the build %q", what, got)
+		}
+		return got
+	}
+	write("README.md", "words\n")
+	write("a/testdata/x.go", "package x\n")
+	write(".git/y.go", "package y\n")
+	same("a README, a testdata and a hidden Go file")
+	write("a/a.go", "package a\n\nvar V = 1\n")
+	edited := other("an edited Go file")
+	write("a/a.go", "package a\n")
+	same("the Go file as it was")
+	write("go.sum", "example.com/x v1.0.0 h1:abc=\n")
+	if other("a go.sum entry") == edited {
+		t.Error("two sources named one build")
+	}
+	write("go.sum", "")
+	// A file's bytes may not move into its name, or the next file's.
+	write("a/ab.go", "")
+	moved := other("a new empty Go file")
+	if err := os.Remove(filepath.Join(root, "a", "ab.go")); err != nil {
+		t.Fatal(err)
+	}
+	write("a/a.go", "package a\n")
+	write("a/b.go", "")
+	if got := sourceBuild(root); got == moved || got == first {
+		t.Errorf("a/b.go named the build of a/ab.go or of none: %s", got)
+	}
+	if got := sourceBuild(t.TempDir()); got != "" {
+		t.Errorf("outside a module: %q, want none", got)
+	}
+}
+
+// This test binary shares its build's name with the module's others.
+func TestTestBinariesNameTheirBuildBySource(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := quorumBuild(), sourceBuild(wd); want == "" || !strings.HasSuffix(got, " source "+want) {
+		t.Errorf("quorumBuild() = %q, want it to end in the source's %q", got, want)
 	}
 }
