@@ -908,9 +908,19 @@ func (l *Loader) lockModCache() (func(), error) {
 		return nil, fmt.Errorf("lock the module cache: %w", err)
 	}
 	return func() {
-		f.Close()
+		unlock(f)
 		l.pruneModCache()
 	}, nil
+}
+
+// unlock releases f's lock and closes it. The lock is released first, on
+// f itself: a flock belongs to the open file, and a process forked by
+// another goroutine while f was open holds the file until it execs, so
+// closing f alone could leave the lock held a moment longer (a prune
+// then found the cache busy and pruned nothing).
+func unlock(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
 }
 
 // pruneModCache removes the least recently used module versions while
@@ -966,7 +976,7 @@ func pruneModCache(dir string, max int64) (removed int64, locked bool, err error
 	if err != nil {
 		return 0, false, err
 	}
-	defer f.Close()
+	defer unlock(f)
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return 0, false, nil
 	}

@@ -1,8 +1,11 @@
 package goanalysis
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -28,5 +31,30 @@ func TestGoErrorNamesTheFailure(t *testing.T) {
 		if got := goError(c.stderr, exit(c.code), "/tmp/tree"); !strings.HasPrefix(got, c.want) {
 			t.Errorf("stderr %q, exit %s: %q, want %q", c.stderr, c.code, got, c.want)
 		}
+	}
+}
+
+// A review's lock on the module cache is released when the review ends,
+// even while a process forked meanwhile (by another goroutine, not yet
+// exec'd) still holds the lock file open: the prune after it finds the
+// cache free. The fork's copy is a dup of the descriptor, which shares
+// the open file and its lock as the fork's does.
+func TestUnlockReleasesTheLockAForkStillHolds(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(dir, modCacheLock), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	forked, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(forked)
+	unlock(f)
+	if _, locked, err := pruneModCache(dir, 1<<40); err != nil || !locked {
+		t.Errorf("prune after the review: locked %v, %v; want the cache free", locked, err)
 	}
 }
