@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -236,6 +237,9 @@ func (c *typesCache) prune() {
 var (
 	buildIDOnce sync.Once
 	buildID     string
+	// startDir is the process's working directory as it started: a test
+	// binary's package directory, before any test changes it.
+	startDir, _ = os.Getwd()
 )
 
 // quorumBuild names the code that checks a summary's package and writes
@@ -253,9 +257,9 @@ var (
 func quorumBuild() string {
 	buildIDOnce.Do(func() {
 		if testing.Testing() {
-			if wd, err := os.Getwd(); err == nil {
-				if sum := sourceBuild(wd); sum != "" {
-					buildID = runtime.Version() + " GODEBUG=" + os.Getenv("GODEBUG") + " source " + sum
+			if exe, err := os.Stat("/proc/self/exe"); err == nil && startDir != "" {
+				if sum := sourceBuild(startDir, exe.ModTime()); sum != "" {
+					buildID = runtime.Version() + " GODEBUG=" + os.Getenv("GODEBUG") + " source " + sum + " " + buildSettings()
 					return
 				}
 			}
@@ -283,12 +287,15 @@ func quorumBuild() string {
 // sourceBuild names a test binary's build by the source it was built
 // from: a SHA-256 of the Go files of the module above dir (testdata and
 // hidden directories aside), its go.mod and its go.sum; "" when dir is
-// in no module. Every test binary of one tree holds the same loader,
+// in no module, or when a file hashed is newer than built (the
+// executable's time: the source was edited after the binary was built
+// from it, so it does not name the binary). Every test binary of one
+// tree holds the same loader,
 // x/tools and staticcheck, so they share summaries as the copies of one
 // quorum build do. Named by its executable, as a build otherwise is,
 // each package's test binary checked the standard library again: about
 // 10 s of CPU each under the race detector, a minute of the test suite.
-func sourceBuild(dir string) string {
+func sourceBuild(dir string, built time.Time) string {
 	root := dir
 	for {
 		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
@@ -315,6 +322,9 @@ func sourceBuild(dir string) string {
 		if !e.Type().IsRegular() || !(strings.HasSuffix(name, ".go") || p == filepath.Join(root, "go.mod") || p == filepath.Join(root, "go.sum")) {
 			return nil
 		}
+		if fi, err := e.Info(); err != nil || !built.IsZero() && fi.ModTime().After(built) {
+			return errEditedSince
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -331,6 +341,31 @@ func sourceBuild(dir string) string {
 		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+var errEditedSince = errors.New("a file was edited after the build")
+
+// buildSettings is what else names a test binary's build beside its
+// source: the settings it was built with (tags, GOARCH, the DefaultGODEBUG
+// its //go:debug lines make, which change what go/types makes) and the
+// modules it was built from, with their sums and replacements.
+func buildSettings() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, d := range bi.Deps {
+		fmt.Fprintf(&b, "dep %s %s %s\n", d.Path, d.Version, d.Sum)
+		if r := d.Replace; r != nil {
+			fmt.Fprintf(&b, "=> %s %s %s\n", r.Path, r.Version, r.Sum)
+		}
+	}
+	for _, st := range bi.Settings {
+		fmt.Fprintf(&b, "%s=%s\n", st.Key, st.Value)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
 }
 
 // dependencyKey returns the key of a package outside the repository:

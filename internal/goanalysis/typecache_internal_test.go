@@ -76,19 +76,19 @@ func TestSourceBuildNamesTheModulesSource(t *testing.T) {
 	write("go.sum", "")
 	write("a/a.go", "package a\n")
 	write("a/b/b.go", "package b\n")
-	first := sourceBuild(filepath.Join(root, "a", "b"))
-	if len(first) != 64 || sourceBuild(root) != first || sourceBuild(filepath.Join(root, "a")) != first {
-		t.Fatalf("sourceBuild %q from a/b, %q from the root: want one SHA-256 from every directory", first, sourceBuild(root))
+	first := sourceBuild(filepath.Join(root, "a", "b"), time.Time{})
+	if len(first) != 64 || sourceBuild(root, time.Time{}) != first || sourceBuild(filepath.Join(root, "a"), time.Time{}) != first {
+		t.Fatalf("sourceBuild %q from a/b, %q from the root: want one SHA-256 from every directory", first, sourceBuild(root, time.Time{}))
 	}
 	same := func(what string) {
 		t.Helper()
-		if got := sourceBuild(root); got != first {
+		if got := sourceBuild(root, time.Time{}); got != first {
 			t.Errorf("%s changed the build: %s, was %s", what, got, first)
 		}
 	}
 	other := func(what string) string {
 		t.Helper()
-		got := sourceBuild(root)
+		got := sourceBuild(root, time.Time{})
 		if got == first || got == "" {
 			t.Errorf("%s left the build %q", what, got)
 		}
@@ -115,11 +115,18 @@ func TestSourceBuildNamesTheModulesSource(t *testing.T) {
 	}
 	write("a/a.go", "package a\n")
 	write("a/b.go", "")
-	if got := sourceBuild(root); got == moved || got == first {
+	if got := sourceBuild(root, time.Time{}); got == moved || got == first {
 		t.Errorf("a/b.go named the build of a/ab.go or of none: %s", got)
 	}
-	if got := sourceBuild(t.TempDir()); got != "" {
+	if got := sourceBuild(t.TempDir(), time.Time{}); got != "" {
 		t.Errorf("outside a module: %q, want none", got)
+	}
+	// A binary built before a file's last edit is not named by the source.
+	if got := sourceBuild(root, time.Now().Add(-time.Hour)); got != "" {
+		t.Errorf("source edited after the build: %q, want none", got)
+	}
+	if got := sourceBuild(root, time.Now().Add(time.Hour)); got == "" {
+		t.Error("source older than the build: no name")
 	}
 }
 
@@ -129,7 +136,8 @@ func TestTestBinariesNameTheirBuildBySource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := quorumBuild(), sourceBuild(wd); want == "" || !strings.HasSuffix(got, " source "+want) {
-		t.Errorf("quorumBuild() = %q, want it to end in the source's %q", got, want)
+	want := sourceBuild(wd, time.Time{})
+	if got := quorumBuild(); want == "" || !strings.Contains(got, " source "+want+" ") || !strings.HasSuffix(got, buildSettings()) {
+		t.Errorf("quorumBuild() = %q, want the source's %q and the build's settings", got, want)
 	}
 }

@@ -76,10 +76,12 @@ func TestRealServer(t *testing.T) {
 	srv := llmtest.Start(t, llmtest.Options{ContextTokens: 2048})
 	rec := &recorder{}
 	servers := NewServers()
-	// 170 tokens: the answer is cut either way (the model's review of this
-	// change ran to 300 with no finding that held); each token it writes
-	// against the JSON grammar costs the server about 90 ms of CPU.
-	cfg := Config{BaseURL: srv.BaseURL, Model: srv.Model, MaxTokens: 170, Timeout: 2 * time.Minute}
+	// 220 tokens: the answer is cut either way (the model's review of this
+	// change ran to 300 with no finding that held), and one cut before any
+	// finding closes fails the review, so the first must close in time;
+	// each token written against the JSON grammar costs the server about
+	// 90 ms of CPU.
+	cfg := Config{BaseURL: srv.BaseURL, Model: srv.Model, MaxTokens: 220, Timeout: 2 * time.Minute}
 	engine := func(name string) *Engine {
 		e, err := New(cfg, name, WithServers(servers), WithHTTPClient(&http.Client{Transport: rec}))
 		if err != nil {
@@ -120,7 +122,7 @@ func TestRealServer(t *testing.T) {
 		t.Errorf("the server answered json_schema with %d %s; the fallback is built on a 500 naming response_format", chats[0].status, chats[0].answer)
 	}
 	rf, _ := chats[1].body["response_format"].(map[string]any)
-	if chats[1].status != http.StatusOK || rf["type"] != FormatJSONObject || chats[1].body["max_tokens"] != float64(170) || chats[1].body["model"] != srv.Model {
+	if chats[1].status != http.StatusOK || rf["type"] != FormatJSONObject || chats[1].body["max_tokens"] != float64(220) || chats[1].body["model"] != srv.Model {
 		t.Errorf("second request: %d, body %v", chats[1].status, chats[1].body)
 	}
 	// The answer was streamed: llama-cpp-python's server answers server-
