@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorum-review/quorum/internal/change"
 	"github.com/quorum-review/quorum/internal/llm/llmtest"
 	"github.com/quorum-review/quorum/internal/specialist"
 )
@@ -64,83 +63,76 @@ func (r *recorder) chats() []exchange {
 	return out
 }
 
-// TestRealServer runs the engine against llama-cpp-python's server and a
-// small model (scripts/llm/install): the server rejects json_schema with
-// a 500, and the engine goes on with json_object, once per server; the
-// answer is streamed, parsed, and its findings land on changed lines; the
-// prompt's size is in the note; the server's error for a prompt
-// over its context (whose size its model list does not say) reads as the
-// engine expects. The model's judgement is not under test.
+// TestRealServer sends the engine's requests, as the engine builds, sends
+// and reads them, to llama-cpp-python's server and a small model
+// (scripts/llm/install), with a short prompt and a short answer: the
+// server rejects json_schema with a 500 that the engine reads as a
+// refused format (the fallback to json_object is built on it); it answers
+// json_object as a stream of chat.completion.chunk events, which the
+// engine reads into the answer's text, and an answer cut at its bound as
+// cut, with the text so far; its error for a prompt over its context
+// (whose size its model list does not say) reads as the engine expects.
+//
+// A whole review against the server, the engine's prompt and its
+// findings, is cmd/quorum's TestRealLLM: quorum review runs this engine
+// there. One review costs the server's single thread some 35 s (about
+// 11 ms a prompt token, 90 ms an answer token written against the JSON
+// grammar), so the suite makes it once.
 func TestRealServer(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.Start(t, llmtest.Options{ContextTokens: 2048})
 	rec := &recorder{}
-	servers := NewServers()
-	// 220 tokens: the answer is cut either way (the model's review of this
-	// change ran to 300 with no finding that held), and one cut before any
-	// finding closes fails the review, so the first must close in time;
-	// each token written against the JSON grammar costs the server about
-	// 90 ms of CPU.
-	cfg := Config{BaseURL: srv.BaseURL, Model: srv.Model, MaxTokens: 220, Timeout: 2 * time.Minute}
-	engine := func(name string) *Engine {
-		e, err := New(cfg, name, WithServers(servers), WithHTTPClient(&http.Client{Transport: rec}))
+	e, err := New(Config{BaseURL: srv.BaseURL, Model: srv.Model, Timeout: 2 * time.Minute}, specialist.Security, WithHTTPClient(&http.Client{Transport: rec}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	msgs := []message{
+		{Role: "system", Content: "You review code. Answer with a JSON object."},
+		{Role: "user", Content: `Report the findings of this change: "+ return db.Query(\"SELECT * FROM t WHERE id = \" + id)".`},
+	}
+	send := func(format string, answer int) (string, error) {
+		t.Helper()
+		body, err := json.Marshal(e.request(msgs, format, MaxTokens, answer, true))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e
-	}
-	review := func(e *Engine, c *change.Change) ([]specialist.Finding, []string) {
-		t.Helper()
-		var mu sync.Mutex
-		var notes []string
-		ctx := specialist.WithNotes(context.Background(), func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() })
-		begin := time.Now()
-		got, err := e.Review(ctx, c)
-		if err != nil {
-			t.Fatalf("Review: %v (%v)\nexchanges: %+v", err, errorsUnwrap(err), rec.chats())
-		}
-		t.Logf("review by %s: %s, %d findings", e.Name(), time.Since(begin).Round(time.Millisecond), len(got))
-		for _, f := range got {
-			file := fileOf(c, f.Path)
-			if file == nil || (f.Line != 0 && !file.Changed(f.Line)) {
-				t.Errorf("finding %s:%d is not on a changed line", f.Path, f.Line)
-			}
-			if f.Model != srv.Model || f.Engine != specialist.EngineLLM {
-				t.Errorf("finding %+v does not name the model and engine", f)
-			}
-		}
-		return got, notes
+		content, _, _, err := e.attempt(ctx, body, "change", 1)
+		return content, err
 	}
 
-	_, c := smallChange(t)
-	_, notes := review(engine(specialist.Security), c)
+	// json_schema: refused, in words the engine reads as the format's.
+	if _, err := send(FormatJSONSchema, 16); err == nil {
+		t.Fatal("the server took json_schema; the fallback this engine keeps for it is then untested here")
+	} else if ae, ok := err.(*APIError); !ok || ae.StatusCode != http.StatusInternalServerError || !rejects(ae, formatWords(FormatJSONSchema)) {
+		t.Errorf("json_schema was answered %v; the fallback is built on a 500 naming response_format", err)
+	}
+
+	// json_object, streamed, cut at 24 tokens: the text so far, and the
+	// cut said.
+	content, err := send(FormatJSONObject, 24)
+	if !errors.Is(err, ErrTruncated) || !strings.HasPrefix(strings.TrimSpace(content), "{") {
+		t.Errorf("a json_object answer cut at 24 tokens read as %q, %v; want the JSON so far and ErrTruncated", content, err)
+	}
 	chats := rec.chats()
 	if len(chats) != 2 {
-		t.Fatalf("%d chat requests, want 2 (json_schema, rejected; json_object): %+v", len(chats), chats)
-	}
-	if chats[0].status != http.StatusInternalServerError || !strings.Contains(chats[0].answer, "response_format") {
-		t.Errorf("the server answered json_schema with %d %s; the fallback is built on a 500 naming response_format", chats[0].status, chats[0].answer)
+		t.Fatalf("%d chat requests, want 2: %+v", len(chats), chats)
 	}
 	rf, _ := chats[1].body["response_format"].(map[string]any)
-	if chats[1].status != http.StatusOK || rf["type"] != FormatJSONObject || chats[1].body["max_tokens"] != float64(220) || chats[1].body["model"] != srv.Model {
-		t.Errorf("second request: %d, body %v", chats[1].status, chats[1].body)
+	if chats[1].status != http.StatusOK || rf["type"] != FormatJSONObject || chats[1].body["max_tokens"] != float64(24) ||
+		chats[1].body["model"] != srv.Model || chats[1].body["stream"] != true {
+		t.Errorf("json_object request: %d, body %v", chats[1].status, chats[1].body)
 	}
-	// The answer was streamed: llama-cpp-python's server answers server-
-	// sent events of chat.completion.chunk objects, which carry no usage,
-	// so the prompt's size is the engine's estimate.
-	if chats[1].body["stream"] != true || !strings.Contains(chats[1].answer, "data: {") || !strings.Contains(chats[1].answer, `"chat.completion.chunk"`) {
-		t.Errorf("the second request was not answered as a stream: stream=%v, answer %.200q", chats[1].body["stream"], chats[1].answer)
-	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "a prompt of about ") || !strings.Contains(notes[0], "tokens in 1 request") ||
-		!strings.Contains(notes[0], "so they were asked for as json_object") {
-		t.Errorf("notes %q, want the prompt size and the fallback", notes)
+	// llama-cpp-python's server answers server-sent events of
+	// chat.completion.chunk objects, which carry no usage (so a review's
+	// prompt size is the engine's estimate).
+	if !strings.Contains(chats[1].answer, "data: {") || !strings.Contains(chats[1].answer, `"chat.completion.chunk"`) {
+		t.Errorf("the json_object request was not answered as a stream: %.300q", chats[1].answer)
 	}
 
 	// A prompt larger than the server's context: its error names the
 	// window and the prompt's tokens in the words the engine reads
-	// (TestContextFromOverflowError splits a change again on them; that
-	// is not repeated here, where every request costs seconds of CPU).
-	e := engine(specialist.Logic)
+	// (TestContextFromOverflowError splits a change again on them).
 	huge := strings.Repeat("func f(x int) int { return x*2 + 1 }\n", 400)
 	body, _ := json.Marshal(e.request([]message{{Role: "user", Content: huge}}, FormatJSONObject, MaxTokens, 300, false))
 	resp, err := http.Post(e.endpoint, "application/json", bytes.NewReader(body))
@@ -223,20 +215,4 @@ func TestRealServerInterruptsStreams(t *testing.T) {
 	if err := <-other; err != nil {
 		t.Errorf("the other request: %v", err)
 	}
-}
-
-func fileOf(c *change.Change, path string) *change.File {
-	for _, f := range c.Files {
-		if f.Path() == path {
-			return f
-		}
-	}
-	return nil
-}
-
-func errorsUnwrap(err error) error {
-	if f, ok := err.(*Failure); ok {
-		return f.Err
-	}
-	return err
 }
