@@ -133,14 +133,21 @@ var (
 	bridgeExe string
 	// userCacheDir is os.UserCacheDir; a test puts another in its place.
 	userCacheDir = os.UserCacheDir
+	// bridgeBuildCache, when set, is the build cache the bridge is built
+	// with, in place of the one under processCacheDir (a test that
+	// builds the bridge anew keeps the warm one).
+	bridgeBuildCache string
 )
 
 // bridge returns the bridge's executable, built once per machine and
 // version of its source: a static program (CGO_ENABLED=0), built by the
 // go command quorum already requires from the source quorum embeds, into
 // a directory named by the source's hash under processCacheDir, with a
-// build cache of its own, removed after (no sandboxed go command ever
-// wrote it).
+// build cache of its own beside it (go-bridge/cache, quorum's user's
+// alone, which no sandboxed go command ever sees or writes), kept: a
+// bridge of another source (another quorum) is then compiled and linked
+// alone, not with the standard library under it (some 20 s of CPU on
+// two cores).
 func (l *Loader) bridge(ctx context.Context) (string, error) {
 	bridgeMu.Lock()
 	defer bridgeMu.Unlock()
@@ -154,7 +161,11 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	dir := filepath.Join(base, hex.EncodeToString(sum[:12]))
 	exe := filepath.Join(dir, "bridge")
 	src := filepath.Join(base, "src")
-	for _, d := range []string{src, dir} {
+	gocache := bridgeBuildCache
+	if gocache == "" {
+		gocache = filepath.Join(base, "cache")
+	}
+	for _, d := range []string{src, dir, gocache} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return "", fmt.Errorf("build the fetch's bridge: %w", err)
 		}
@@ -164,7 +175,7 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	}
 	// What runs in the sandbox is only what quorum's user built (the
 	// cache directory may be the temporary one, others' to write).
-	for _, p := range []string{base, src, dir} {
+	for _, p := range []string{base, src, dir, gocache} {
 		if err := quorums(p); err != nil {
 			return "", fmt.Errorf("build the fetch's bridge: %w", err)
 		}
@@ -185,7 +196,7 @@ func (l *Loader) bridge(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, l.goPath, "build", "-trimpath", "-o", tmp, "main.go")
 	cmd.Dir = work
 	cmd.Env = []string{"PATH=" + filepath.Dir(l.goPath) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + work, "GOCACHE=" + filepath.Join(work, "cache"), "GOPATH=" + filepath.Join(work, "gopath"), "GOENV=off", "GOWORK=off",
+		"HOME=" + work, "GOCACHE=" + gocache, "GOPATH=" + filepath.Join(work, "gopath"), "GOENV=off", "GOWORK=off",
 		"GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPROXY=off", "GOTELEMETRY=off", "TMPDIR=" + work}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)

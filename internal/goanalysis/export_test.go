@@ -1,6 +1,9 @@
 package goanalysis
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // EnvironmentForTest exposes the go command's environment.
 func (l *Loader) EnvironmentForTest() ([]string, error) {
@@ -26,12 +29,15 @@ func (l *Loader) WaitPruningForTest() { l.pruning.Wait() }
 // the state.
 func FreshBridgeForTest(dir string) (restore func()) {
 	bridgeMu.Lock()
-	saved, savedDir := bridgeExe, userCacheDir
-	bridgeExe, userCacheDir = "", func() (string, error) { return dir, nil }
+	saved, savedDir, savedCache := bridgeExe, userCacheDir, bridgeBuildCache
+	// The build cache stays the process's own: the bridge is built anew,
+	// its standard library is not compiled again.
+	warm := filepath.Join(processCacheDir(), "go-bridge", "cache")
+	bridgeExe, userCacheDir, bridgeBuildCache = "", func() (string, error) { return dir, nil }, warm
 	bridgeMu.Unlock()
 	return func() {
 		bridgeMu.Lock()
-		bridgeExe, userCacheDir = saved, savedDir
+		bridgeExe, userCacheDir, bridgeBuildCache = saved, savedDir, savedCache
 		bridgeMu.Unlock()
 	}
 }
