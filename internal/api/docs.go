@@ -1,20 +1,30 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/quorum-review/quorum/api"
 	"go.yaml.in/yaml/v3"
 )
 
-// OpenAPIJSON returns the API's OpenAPI document (api/openapi.yaml) as JSON.
+// OpenAPIJSON returns the API's OpenAPI document (api/openapi.yaml) as
+// JSON: a copy of the one converted once per process (every API server,
+// and every test that makes one, asked; converting the 83 kB of YAML
+// takes 10 ms of CPU, 94 ms under the race detector).
 func OpenAPIJSON() ([]byte, error) {
+	b, err := openAPIJSON()
+	return bytes.Clone(b), err
+}
+
+var openAPIJSON = sync.OnceValues(func() ([]byte, error) {
 	var doc any
 	if err := yaml.Unmarshal(api.OpenAPIYAML, &doc); err != nil {
 		return nil, fmt.Errorf("parse openapi.yaml: %w", err)
@@ -24,7 +34,7 @@ func OpenAPIJSON() ([]byte, error) {
 		return nil, fmt.Errorf("encode openapi.json: %w", err)
 	}
 	return out, nil
-}
+})
 
 // stringKeys turns YAML's map[any]any (status codes are integer keys) into
 // JSON-encodable maps.
