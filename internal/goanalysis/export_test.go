@@ -26,13 +26,15 @@ func (l *Loader) WaitPruningForTest() { l.pruning.Wait() }
 
 // FreshBridgeForTest makes the next bridge be built under dir, as on a
 // machine that never built one, until the returned function restores
-// the state.
+// the state; but with a build cache kept for the tests
+// (go-bridge/test-cache of the real cache directory), so that the
+// standard library under the bridge is compiled once per machine, not
+// every run (on a fresh machine, the first such build is as cold as
+// quorum's).
 func FreshBridgeForTest(dir string) (restore func()) {
 	bridgeMu.Lock()
 	saved, savedDir, savedCache := bridgeExe, userCacheDir, bridgeBuildCache
-	// The build cache stays the process's own: the bridge is built anew,
-	// its standard library is not compiled again.
-	warm := filepath.Join(processCacheDir(), "go-bridge", "cache")
+	warm := filepath.Join(processCacheDir(), "go-bridge", "test-cache")
 	bridgeExe, userCacheDir, bridgeBuildCache = "", func() (string, error) { return dir, nil }, warm
 	bridgeMu.Unlock()
 	return func() {

@@ -20,12 +20,10 @@ import (
 	"github.com/quorum-review/quorum/internal/token"
 )
 
-// scanner is built once for the whole package, as quorum builds it once at
-// start-up; every test shares it, in parallel, which is itself a test of
-// Scan's safety for concurrent use under -race.
-var scanner = sync.OnceValues(func() (*secrets.Scanner, error) {
-	return secrets.New()
-})
+// scanner is the process's one scanner, as in quorum; every test shares
+// it, in parallel, which is itself a test of Scan's safety for concurrent
+// use under -race.
+var scanner = secrets.New
 
 func setup(t *testing.T) *secrets.Scanner {
 	t.Helper()

@@ -53,7 +53,7 @@ func New(loader *goanalysis.Loader, scanner SecretScanner) *Security {
 }
 
 // NewDefault returns the security specialist with gitleaks' secret rules
-// (built once here: it takes a moment).
+// (the process's one scanner, secrets.New).
 func NewDefault(loader *goanalysis.Loader) (*Security, error) {
 	sc, err := secrets.New()
 	if err != nil {
