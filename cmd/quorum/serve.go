@@ -220,20 +220,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		others := polyglot.New(ctx, polyglot.Config{Dir: *analyzersDir})
 		logAnalyzers(log.With("component", "review"), others.Found())
 		loader := goanalysis.NewLoader(goCfg)
+		// serve returns only once the preparing has stopped, on every
+		// path out (its own context ends it): it makes the go command's
+		// cache directories, and a serve that returned while it ran left
+		// it writing to them (a test's temporary home was then not empty
+		// as it was removed).
+		pctx, stopPreparing := context.WithCancel(ctx)
 		prepared := make(chan struct{})
+		defer func() { stopPreparing(); <-prepared }()
 		go func() {
 			defer close(prepared)
 			// The module fetch's bridge is built before the first review
 			// needs it.
-			if err := loader.Prepare(ctx); err != nil {
+			if err := loader.Prepare(pctx); err != nil && pctx.Err() == nil {
 				log.Warn("the Go module fetch could not be prepared; reviews will say why they fetch nothing", "error", err)
 			}
 		}()
-		// serve returns only once the preparing has stopped (ctx ends
-		// it): it makes the go command's cache directories, and a serve
-		// that returned while it ran left it writing to them (a test's
-		// temporary home was then not empty as it was removed).
-		defer func() { <-prepared }()
 		all, _, err := builtin.New(repoconfig.KnownSpecialists, loader, others)
 		if err != nil {
 			return err
