@@ -1,6 +1,7 @@
 // Package storetest opens real, migrated quorum databases for tests: a
-// SQLite file in a temp dir, and a fresh schema in the PostgreSQL named by
-// QUORUM_TEST_POSTGRES_URL.
+// SQLite file in a temp dir, and a schema of the PostgreSQL named by
+// QUORUM_TEST_POSTGRES_URL, from a pool of migrated schemas (pool.go) or,
+// for the tests of migrating, a new one.
 package storetest
 
 import (
@@ -168,11 +169,12 @@ func PostgresURL(t testing.TB) string {
 	return u.String()
 }
 
-// Postgres opens a migrated database in a fresh schema of the test
-// PostgreSQL.
+// Postgres opens a migrated database of the test PostgreSQL: a schema of
+// the pool (pool.go), emptied, that no other test uses until this one
+// ends.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, store.Config{URL: PostgresURL(t)})
+	return open(t, store.Config{URL: pooledURL(t)})
 }
 
 func open(t testing.TB, cfg store.Config) *store.DB {
