@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -40,10 +41,14 @@ const poolPrefix = "quorum_pool_"
 // keptTables are not emptied: they say which migrations made the schema.
 var keptTables = map[string]bool{"quorum_migrations": true, "river_migration": true}
 
-// pooledURL returns a URL for a migrated schema of the test PostgreSQL
-// that no other test has until this one ends, with no rows but the
-// migrations' own, or skips the test when none is configured.
-func pooledURL(t testing.TB) string {
+// pooled returns a URL for a migrated schema of the test PostgreSQL that
+// no other test has until this one ends, with no rows but the migrations'
+// own, or skips the test when none is configured. The caller migrates the
+// schema, then calls seal: a schema made now is marked with its shape,
+// which a later test's pooled compares, so that a schema a test changed
+// (a table renamed, a migration's row deleted, as the tests of failures
+// do) is made again, not handed on.
+func pooled(t testing.TB) (u string, seal func()) {
 	t.Helper()
 	base := os.Getenv(EnvPostgres)
 	if base == "" {
@@ -68,31 +73,85 @@ func pooledURL(t testing.TB) string {
 		if !mine {
 			continue
 		}
-		var made bool
-		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&made); err != nil {
-			t.Fatalf("look for pool schema %s: %v", schema, err)
-		}
-		if made {
-			err = empty(ctx, conn, schema)
-		} else {
-			_, err = conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-			if err == nil {
-				dropStalePools(ctx, conn, prefix)
-			}
-		}
+		made, err := take(ctx, conn, schema, prefix)
 		if err != nil {
 			t.Fatalf("prepare pool schema %s: %v", schema, err)
 		}
-		u, err := url.Parse(base)
+		parsed, err := url.Parse(base)
 		if err != nil {
 			t.Fatalf("parse %s: %v", EnvPostgres, err)
 		}
-		q := u.Query()
+		q := parsed.Query()
 		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
+		parsed.RawQuery = q.Encode()
+		return parsed.String(), func() {
+			if !made {
+				return
+			}
+			sum, err := shape(ctx, conn, schema)
+			if err == nil {
+				_, err = conn.Exec(ctx, "COMMENT ON SCHEMA "+pgx.Identifier{schema}.Sanitize()+" IS "+quote(sum))
+			}
+			if err != nil {
+				t.Fatalf("seal pool schema %s: %v", schema, err)
+			}
+		}
 	}
 }
+
+// take readies schema, which the caller holds, for a test: a schema of
+// the shape it was sealed with is emptied; one of another shape, or not
+// sealed (its first test ended before its migration did), is dropped and
+// made again, as is one that does not exist yet: then made is true, and
+// the caller migrates it.
+func take(ctx context.Context, conn *pgx.Conn, schema, prefix string) (made bool, err error) {
+	var exists bool
+	var sealed string
+	if err := conn.QueryRow(ctx, `SELECT true, coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1`, schema).Scan(&exists, &sealed); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return false, err
+	}
+	if exists && sealed != "" {
+		if now, err := shape(ctx, conn, schema); err == nil && now == sealed {
+			return false, empty(ctx, conn, schema)
+		}
+	}
+	name := pgx.Identifier{schema}.Sanitize()
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+name+" CASCADE"); err != nil {
+		return false, err
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return false, err
+	}
+	if !exists {
+		dropStalePools(ctx, conn, prefix)
+	}
+	return true, nil
+}
+
+// shape sums what a test could change of schema and a new migrated
+// schema of this pool has alike: its relations, columns and their
+// defaults, constraints, indexes, functions, triggers and enums, and the
+// rows of the migrations' tables.
+func shape(ctx context.Context, conn *pgx.Conn, schema string) (string, error) {
+	name := pgx.Identifier{schema}.Sanitize()
+	var sum string
+	err := conn.QueryRow(ctx, `SELECT md5(concat_ws(E'\n',
+		(SELECT string_agg(format('%s %s', relname, relkind), ',' ORDER BY relname) FROM pg_class WHERE relnamespace = $1::text::regnamespace),
+		(SELECT string_agg(format('%s.%s %s %s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), ',' ORDER BY c.relname, a.attnum)
+			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+			WHERE c.relnamespace = $1::text::regnamespace AND a.attnum > 0 AND NOT a.attisdropped),
+		(SELECT string_agg(format('%s %s', conname, pg_get_constraintdef(oid)), ',' ORDER BY conname, pg_get_constraintdef(oid)) FROM pg_constraint WHERE connamespace = $1::text::regnamespace),
+		(SELECT string_agg(indexdef, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = $1::text),
+		(SELECT string_agg(format('%s %s', proname, md5(prosrc)), ',' ORDER BY proname, md5(prosrc)) FROM pg_proc WHERE pronamespace = $1::text::regnamespace),
+		(SELECT string_agg(format('%s', pg_get_triggerdef(t.oid)), ',' ORDER BY 1) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = $1::text::regnamespace AND NOT t.tgisinternal),
+		(SELECT string_agg(format('%s %s', t.typname, e.enumlabel), ',' ORDER BY t.typname, e.enumsortorder) FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid WHERE t.typnamespace = $1::text::regnamespace),
+		(SELECT string_agg(format('%s %s', version, name), ',' ORDER BY version) FROM `+name+`.quorum_migrations),
+		(SELECT string_agg(format('%s %s', line, version), ',' ORDER BY line, version) FROM `+name+`.river_migration)))`, schema).Scan(&sum)
+	return sum, err
+}
+
+// quote is s as a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // empty deletes every row of schema's tables but the migrations' own,
 // children before the tables they reference, and restarts its sequences,
@@ -104,7 +163,7 @@ func empty(ctx context.Context, conn *pgx.Conn, schema string) error {
 		FROM pg_class c
 		LEFT JOIN pg_constraint f ON f.conrelid = c.oid AND f.contype = 'f'
 		LEFT JOIN pg_class p ON p.oid = f.confrelid
-		WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r'
+		WHERE c.relnamespace = $1::text::regnamespace AND c.relkind = 'r'
 		GROUP BY c.relname`, schema)
 	if err != nil {
 		return err
@@ -132,7 +191,7 @@ func empty(ctx context.Context, conn *pgx.Conn, schema string) error {
 			fmt.Fprintf(&sql, "DELETE FROM %s;\n", pgx.Identifier{schema, table}.Sanitize())
 		}
 	}
-	fmt.Fprintf(&sql, "SELECT setval(format('%%I.%%I', schemaname, sequencename)::regclass, start_value, false) FROM pg_sequences WHERE schemaname = '%s';\n", strings.ReplaceAll(schema, "'", "''"))
+	fmt.Fprintf(&sql, "SELECT setval(format('%%I.%%I', schemaname, sequencename)::regclass, start_value, false) FROM pg_sequences WHERE schemaname = %s;\n", quote(schema))
 	// One simple-protocol query: one implicit transaction.
 	_, err = conn.PgConn().Exec(ctx, sql.String()).ReadAll()
 	return err

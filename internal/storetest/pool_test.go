@@ -16,8 +16,7 @@ import (
 // table but the migrations' own is empty, its sequences start again, and
 // Migrate gave it a cursor key of its own.
 func TestPoolSchemaIsEmptiedForTheNextTest(t *testing.T) {
-	url1 := pooledURL(t)
-	db := Open(t, store.Config{URL: url1})
+	db, url1 := pooledDB(t)
 	ctx := context.Background()
 	key1, err := db.Setting(ctx, store.SettingCursorKey)
 	if err != nil {
@@ -66,18 +65,62 @@ func TestPoolSchemaIsEmptiedForTheNextTest(t *testing.T) {
 // No two tests hold one pool schema at a time, and a schema held by a
 // test is not emptied under it.
 func TestPoolSchemasAreHeldByOneTestAtATime(t *testing.T) {
-	a, b := pooledURL(t), pooledURL(t)
+	db, a := pooledDB(t)
+	_, b := pooledDB(t)
 	if schemaOf(t, a) == schemaOf(t, b) {
 		t.Fatalf("two tests were given schema %s at once", schemaOf(t, a))
 	}
-	db := Open(t, store.Config{URL: a})
 	Repo(t, db, "octo", "octo", "app")
-	c := pooledURL(t)
+	_, c := pooledDB(t)
 	if s := schemaOf(t, c); s == schemaOf(t, a) || s == schemaOf(t, b) {
 		t.Fatalf("a third test was given %s, held by another", s)
 	}
 	if n := rowCounts(t, a)["accounts"]; n != 1 {
 		t.Errorf("accounts of a held schema: %d rows, want 1", n)
+	}
+}
+
+// A schema a test changed is not handed on: the next test gets it made
+// again, new, whatever the change was; an unchanged one is emptied.
+func TestChangedPoolSchemaIsMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv(EnvPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, change := range []string{
+		"", // unchanged
+		`ALTER TABLE findings RENAME TO findings_gone`,
+		`DELETE FROM quorum_migrations WHERE version = (SELECT max(version) FROM quorum_migrations)`,
+		`CREATE TABLE cache_t (m BIGINT)`,
+		`ALTER TABLE reviews ADD COLUMN extra TEXT`,
+		`DROP INDEX api_tokens_account`,
+		`CREATE OR REPLACE FUNCTION river_job_notify() RETURNS TRIGGER AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql`,
+		`DROP TABLE river_migration`,
+	} {
+		db, u := pooledDB(t)
+		Repo(t, db, "octo", "octo", "app")
+		if change != "" {
+			if _, err := db.Writer().Exec(ctx, change); err != nil {
+				t.Fatalf("%s: %v", change, err)
+			}
+		}
+		made, err := take(ctx, conn, schemaOf(t, u), "")
+		if err != nil {
+			t.Fatalf("after %q: %v", change, err)
+		}
+		if made != (change != "") {
+			t.Errorf("after %q: the schema was made again: %v", change, made)
+		}
+		if made {
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relnamespace = $1::regnamespace`, schemaOf(t, u)).Scan(&n); err != nil || n != 0 {
+				t.Errorf("after %q: the schema made again has %d relations (%v), want none", change, n, err)
+			}
+			// Its test migrates it as a new one.
+			Open(t, store.Config{URL: u})
+		}
 	}
 }
 
@@ -109,6 +152,15 @@ func TestChildrenFirst(t *testing.T) {
 	if _, err := childrenFirst(map[string][]string{"a": {"b"}, "b": {"a"}}); err == nil {
 		t.Error("a cycle of foreign keys was ordered")
 	}
+}
+
+// pooledDB opens a pool schema as Postgres does, with its URL.
+func pooledDB(t *testing.T) (*store.DB, string) {
+	t.Helper()
+	u, seal := pooled(t)
+	db := Open(t, store.Config{URL: u})
+	seal()
+	return db, u
 }
 
 func schemaOf(t *testing.T, u string) string {

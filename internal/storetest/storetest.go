@@ -174,7 +174,10 @@ func PostgresURL(t testing.TB) string {
 // ends.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, store.Config{URL: pooledURL(t)})
+	u, seal := pooled(t)
+	db := open(t, store.Config{URL: u})
+	seal()
+	return db
 }
 
 func open(t testing.TB, cfg store.Config) *store.DB {
