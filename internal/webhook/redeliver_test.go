@@ -53,8 +53,8 @@ func TestRedeliverKeepsOneChain(t *testing.T) {
 		bd := &bundle{db: db, account: storetest.Repo(t, db, "acme", "acme", "api").AccountID, clock: clock}
 		hook := bd.endpoint(t, bd.account, srv.URL, "s3cret")
 
-		// settle waits for one job to end, then long enough for any other
-		// job made runnable meanwhile to have run too.
+		// settle waits for one job to end, then until no job is runnable
+		// or running: any other job made runnable meanwhile has run too.
 		settle := func(what string) {
 			t.Helper()
 			select {
@@ -62,7 +62,18 @@ func TestRedeliverKeepsOneChain(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("%s: no job ended within 30 s", what)
 			}
-			time.Sleep(time.Second)
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				var n int
+				if err := db.Reader().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE state IN ('available', 'running')`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %d jobs still runnable or running after 30 s", what, n)
+				}
+			}
 			for {
 				select {
 				case <-ended:
