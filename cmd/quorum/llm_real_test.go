@@ -130,12 +130,16 @@ func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 // more of them at a time than the machine has cores) slowed both past
 // their time limits in CI; and the second prompt starts as the first
 // (the security specialist's instructions), which the server does not
-// evaluate again.
+// evaluate again. Then a review whose requests get no answer in time,
+// and last one during which the server goes away: the same server, for
+// starting one costs some 2 s of CPU.
 func TestRealLLM(t *testing.T) {
 	t.Parallel()
 	s := llmtest.Start(t, llmtest.Options{})
 	t.Run("review", func(t *testing.T) { testReviewRealLLM(t, s) })
 	t.Run("serve", func(t *testing.T) { testServeRealLLM(t, s) })
+	t.Run("timeout", func(t *testing.T) { testReviewRealLLMTimeout(t, s) })
+	t.Run("server-gone", func(t *testing.T) { testReviewRealLLMServerGone(t, s) })
 }
 
 // testReviewRealLLM: quorum review against the real server. The server
@@ -193,13 +197,11 @@ func testReviewRealLLM(t *testing.T, s *llmtest.Server) {
 	t.Logf("%d findings; summary:\n%s", len(fs), summary)
 }
 
-// TestReviewRealLLMServerGone: the server stops as the review's request
+// testReviewRealLLMServerGone: the server stops as the review's request
 // reaches it. The built-in engines' findings stand, and the summary says
-// in one short line that the LLM engine was unavailable.
-func TestReviewRealLLMServerGone(t *testing.T) {
-	t.Parallel()
+// in one short line that the LLM engine was unavailable. It stops s.
+func testReviewRealLLMServerGone(t *testing.T, s *llmtest.Server) {
 	dir := leakRepo(t)
-	s := llmtest.Start(t, llmtest.Options{})
 	p := newServerProxy(t, s)
 	p.before = func(n int) bool {
 		s.Stop()
@@ -222,13 +224,12 @@ func TestReviewRealLLMServerGone(t *testing.T) {
 	}
 }
 
-// TestReviewRealLLMTimeout: the request gets no answer within
+// testReviewRealLLMTimeout: the request gets no answer within
 // --llm-timeout (the proxy holds it), twice; the specialist fails with one
 // line that says how large the prompt was and what to change.
-func TestReviewRealLLMTimeout(t *testing.T) {
-	t.Parallel()
+func testReviewRealLLMTimeout(t *testing.T, s *llmtest.Server) {
 	dir := leakRepo(t)
-	p := newServerProxy(t, llmtest.Start(t, llmtest.Options{}))
+	p := newServerProxy(t, s)
 	p.before = func(int) bool { return true }
 	out, errOut, code := reviewRunEnv(t, env(), realLLMArgs(p, dir, "--llm-timeout", "1s")...)
 	if code != 3 {
