@@ -86,7 +86,7 @@ func setupJobs(t *testing.T, b storetest.Backend, limits RateLimit, watch time.D
 		Limits:      limits,
 		Watch:       watch,
 	})
-	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond, Queues: map[string]int{Queue: 2}})
+	jobs, err := db.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 100 * time.Millisecond, QueuePollInterval: 100 * time.Millisecond, Queues: map[string]int{Queue: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func runTwoReviews(t *testing.T, budget func(estimate int64) int64) (most int, l
 	repo := storetest.Repo(t, w.DB, "acme", "acme", "api")
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	jobs, err := w.DB.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 50 * time.Millisecond, Queues: map[string]int{Queue: 2}})
+	jobs, err := w.DB.ConfigureJobs(store.JobsConfig{Workers: workers, Work: true, PollInterval: 50 * time.Millisecond, QueuePollInterval: 50 * time.Millisecond, Queues: map[string]int{Queue: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

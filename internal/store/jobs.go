@@ -45,9 +45,11 @@ type JobsConfig struct {
 	Logger *slog.Logger
 	// PollInterval is how often the default queue's workers look for jobs
 	// when not notified: SQLite has no LISTEN/NOTIFY, so there it is how
-	// long a new job may wait (default 50 ms; on PostgreSQL 1 s). The
-	// Queues poll every second.
+	// long a new job may wait (default 50 ms; on PostgreSQL 1 s).
 	PollInterval time.Duration
+	// QueuePollInterval is the same for the Queues (default 1 s): their
+	// jobs (reviews, webhook intake) are fewer and longer.
+	QueuePollInterval time.Duration
 	// FetchCooldown is the least time between two fetches of jobs by one
 	// queue: one fetch takes at most the free workers, so a queue of N
 	// workers starts at most N jobs per cooldown (default 5 ms).
@@ -141,12 +143,16 @@ func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 		if rcfg.FetchPollInterval < rcfg.FetchCooldown {
 			return nil, errors.New("configure jobs: PollInterval cannot be shorter than FetchCooldown")
 		}
+		queuePoll := cmp.Or(cfg.QueuePollInterval, time.Second)
+		if queuePoll < rcfg.FetchCooldown {
+			return nil, errors.New("configure jobs: QueuePollInterval cannot be shorter than FetchCooldown")
+		}
 		rcfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}}
 		for name, n := range cfg.Queues {
 			if n <= 0 {
 				return nil, fmt.Errorf("configure jobs: queue %s needs at least one worker", name)
 			}
-			rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n, FetchPollInterval: max(time.Second, rcfg.FetchPollInterval)}
+			rcfg.Queues[name] = river.QueueConfig{MaxWorkers: n, FetchPollInterval: queuePoll}
 		}
 	} else {
 		rcfg.PeriodicJobs = nil

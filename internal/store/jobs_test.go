@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +184,21 @@ func TestConfigureJobsOnce(t *testing.T) {
 	}
 	if _, err := db.ConfigureJobs(store.JobsConfig{}); err == nil {
 		t.Error("a second ConfigureJobs succeeded")
+	}
+}
+
+// TestQueuePollIntervalBelowCooldownRefused: a queue cannot be asked to
+// poll more often than a fetch may run.
+func TestQueuePollIntervalBelowCooldownRefused(t *testing.T) {
+	t.Parallel()
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &markWorker{worked: make(chan string, 1)})
+	_, err := storetest.SQLite(t).ConfigureJobs(store.JobsConfig{
+		Workers: workers, Work: true, Queues: map[string]int{"reviews": 1},
+		FetchCooldown: 20 * time.Millisecond, QueuePollInterval: 10 * time.Millisecond,
+	})
+	if err == nil || !strings.Contains(err.Error(), "QueuePollInterval cannot be shorter than FetchCooldown") {
+		t.Errorf("ConfigureJobs with a queue polling every 10 ms and a 20 ms cooldown: %v", err)
 	}
 }
 

@@ -61,7 +61,7 @@ func setup(t *testing.T, db *store.DB, cfg intake.Config, api *gitea.Client) *fi
 	in.Register(rw)
 	river.AddWorker(rw, &pipeline.Worker{}) // inserted here, worked elsewhere
 	jobs, err := db.ConfigureJobs(store.JobsConfig{
-		Workers: rw, Work: true, Queues: map[string]int{intake.Queue: 1}, PollInterval: 100 * time.Millisecond,
+		Workers: rw, Work: true, Queues: map[string]int{intake.Queue: 1}, PollInterval: 100 * time.Millisecond, QueuePollInterval: 100 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ func setup(t *testing.T, b storetest.Backend, cfg intake.Config) *fixture {
 	river.AddWorker(rw, &pipeline.Worker{})
 	river.AddWorker(rw, &webhook.Worker{DB: db, AllowPrivate: true})
 	jobs, err := db.ConfigureJobs(store.JobsConfig{
-		Workers: rw, Work: true, Queues: map[string]int{intake.Queue: 1}, PollInterval: 100 * time.Millisecond,
+		Workers: rw, Work: true, Queues: map[string]int{intake.Queue: 1}, PollInterval: 100 * time.Millisecond, QueuePollInterval: 100 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
