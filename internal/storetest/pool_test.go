@@ -83,44 +83,47 @@ func TestPoolSchemasAreHeldByOneTestAtATime(t *testing.T) {
 // A schema a test changed is not handed on: the next test gets it made
 // again, new, whatever the change was; an unchanged one is emptied.
 func TestChangedPoolSchemaIsMadeAgain(t *testing.T) {
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, os.Getenv(EnvPostgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, change := range []string{
-		"", // unchanged
-		`ALTER TABLE findings RENAME TO findings_gone`,
-		`DELETE FROM quorum_migrations WHERE version = (SELECT max(version) FROM quorum_migrations)`,
-		`CREATE TABLE cache_t (m BIGINT)`,
-		`ALTER TABLE reviews ADD COLUMN extra TEXT`,
-		`DROP INDEX api_tokens_account`,
-		`CREATE OR REPLACE FUNCTION river_job_notify() RETURNS TRIGGER AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql`,
-		`DROP TABLE river_migration`,
+	for name, change := range map[string]string{
+		"unchanged":             "",
+		"table renamed":         `ALTER TABLE findings RENAME TO findings_gone`,
+		"migration row deleted": `DELETE FROM quorum_migrations WHERE version = (SELECT max(version) FROM quorum_migrations)`,
+		"table added":           `CREATE TABLE cache_t (m BIGINT)`,
+		"column added":          `ALTER TABLE reviews ADD COLUMN extra TEXT`,
+		"index dropped":         `DROP INDEX api_tokens_account`,
+		"function replaced":     `CREATE OR REPLACE FUNCTION river_job_notify() RETURNS TRIGGER AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql`,
+		"migrations table gone": `DROP TABLE river_migration`,
 	} {
-		db, u := pooledDB(t)
-		Repo(t, db, "octo", "octo", "app")
-		if change != "" {
-			if _, err := db.Writer().Exec(ctx, change); err != nil {
-				t.Fatalf("%s: %v", change, err)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, os.Getenv(EnvPostgres))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		made, err := take(ctx, conn, schemaOf(t, u), "")
-		if err != nil {
-			t.Fatalf("after %q: %v", change, err)
-		}
-		if made != (change != "") {
-			t.Errorf("after %q: the schema was made again: %v", change, made)
-		}
-		if made {
-			var n int
-			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relnamespace = $1::regnamespace`, schemaOf(t, u)).Scan(&n); err != nil || n != 0 {
-				t.Errorf("after %q: the schema made again has %d relations (%v), want none", change, n, err)
+			defer conn.Close(ctx)
+			db, u := pooledDB(t)
+			Repo(t, db, "octo", "octo", "app")
+			if change != "" {
+				if _, err := db.Writer().Exec(ctx, change); err != nil {
+					t.Fatalf("%s: %v", change, err)
+				}
 			}
-			// Its test migrates it as a new one.
-			Open(t, store.Config{URL: u})
-		}
+			made, err := take(ctx, conn, schemaOf(t, u), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if made != (change != "") {
+				t.Errorf("the schema was made again: %v", made)
+			}
+			if made {
+				var n int
+				if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relnamespace = $1::text::regnamespace`, schemaOf(t, u)).Scan(&n); err != nil || n != 0 {
+					t.Errorf("the schema made again has %d relations (%v), want none", n, err)
+				}
+				// Its test migrates it as a new one.
+				Open(t, store.Config{URL: u})
+			}
+		})
 	}
 }
 
