@@ -125,8 +125,8 @@ func realLLMArgs(p *serverProxy, dir string, extra ...string) []string {
 
 // TestRealLLM runs quorum review, then serve's review worker, against
 // llama-cpp-python's server and a small model (scripts/llm/install): one
-// server, which computes on one thread, for the two, one after the
-// other. Two generating at once beside the other tests (TestMain runs
+// server, which computes on one thread, for all its subtests, one after
+// the other. Two generating at once beside the other tests (TestMain runs
 // more of them at a time than the machine has cores) slowed both past
 // their time limits in CI; and the second prompt starts as the first
 // (the security specialist's instructions), which the server does not

@@ -144,7 +144,7 @@ func (db *DB) newJobs(cfg JobsConfig) (*Jobs, error) {
 			return nil, errors.New("configure jobs: PollInterval cannot be shorter than FetchCooldown")
 		}
 		queuePoll := cmp.Or(cfg.QueuePollInterval, time.Second)
-		if queuePoll < rcfg.FetchCooldown {
+		if len(cfg.Queues) > 0 && queuePoll < rcfg.FetchCooldown {
 			return nil, errors.New("configure jobs: QueuePollInterval cannot be shorter than FetchCooldown")
 		}
 		rcfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}}

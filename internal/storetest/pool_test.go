@@ -113,7 +113,12 @@ func TestChangedPoolSchemaIsMadeAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			if made != (change != "") {
-				t.Errorf("the schema was made again: %v", made)
+				t.Errorf("made again: %v, want %v", made, change != "")
+			}
+			if !made {
+				if n := rowCounts(t, u)["accounts"]; n != 0 {
+					t.Errorf("accounts: %d rows after take, want none", n)
+				}
 			}
 			if made {
 				var n int

@@ -26,7 +26,8 @@ const EnvPostgres = "QUORUM_TEST_POSTGRES_URL"
 // Backend is a database a test can run on.
 type Backend struct {
 	Name string
-	// Open returns a new, empty, migrated database closed at test end.
+	// Open returns an empty, migrated database, no other test's until
+	// this one ends, closed at test end.
 	Open func(t testing.TB) *store.DB
 }
 
