@@ -139,7 +139,9 @@ func take(ctx context.Context, conn *pgx.Conn, schema, prefix string) (made bool
 func shape(ctx context.Context, conn *pgx.Conn, schema string) (string, error) {
 	name := pgx.Identifier{schema}.Sanitize()
 	var sum string
-	err := conn.QueryRow(ctx, `SELECT md5(concat_ws(E'\n',
+	// Each part keeps its place when it is empty (NULL), so that no two
+	// shapes read alike.
+	err := conn.QueryRow(ctx, `SELECT md5(array_to_string(ARRAY[
 		(SELECT string_agg(format('%s %s %s %s %s', relname, relkind, relpersistence, relrowsecurity, relacl), ',' ORDER BY relname) FROM pg_class WHERE relnamespace = $1::text::regnamespace),
 		(SELECT string_agg(format('%s.%s %s %s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), ',' ORDER BY c.relname, a.attnum)
 			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -154,7 +156,7 @@ func shape(ctx context.Context, conn *pgx.Conn, schema string) (string, error) {
 		(SELECT string_agg(format('%s %s', t.typname, e.enumlabel), ',' ORDER BY t.typname, e.enumsortorder) FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid WHERE t.typnamespace = $1::text::regnamespace),
 		(SELECT string_agg(format('%s %s %s', typname, format_type(typbasetype, typtypmod), typnotnull), ',' ORDER BY typname) FROM pg_type WHERE typnamespace = $1::text::regnamespace AND typtype = 'd'),
 		(SELECT string_agg(format('%s %s', version, name), ',' ORDER BY version) FROM `+name+`.quorum_migrations),
-		(SELECT string_agg(format('%s %s', line, version), ',' ORDER BY line, version) FROM `+name+`.river_migration)))`, schema).Scan(&sum)
+		(SELECT string_agg(format('%s %s', line, version), ',' ORDER BY line, version) FROM `+name+`.river_migration)], E'\n', '-'))`, schema).Scan(&sum)
 	return sum, err
 }
 

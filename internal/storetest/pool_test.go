@@ -90,7 +90,14 @@ func TestChangedPoolSchemaIsMadeAgain(t *testing.T) {
 		"table added":           `CREATE TABLE cache_t (m BIGINT)`,
 		"column added":          `ALTER TABLE reviews ADD COLUMN extra TEXT`,
 		"index dropped":         `DROP INDEX api_tokens_account`,
-		"function replaced":     `CREATE OR REPLACE FUNCTION river_job_notify() RETURNS TRIGGER AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql`,
+		"function replaced":     `CREATE OR REPLACE FUNCTION river_job_state_in_bitmask(bitmask BIT(8), state river_job_state) RETURNS boolean LANGUAGE SQL IMMUTABLE AS $$ SELECT true $$`,
+		"sequence changed":      `ALTER SEQUENCE river_job_id_seq INCREMENT BY 2`,
+		"trigger added":         `CREATE FUNCTION t_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$; CREATE TRIGGER t_noop BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION t_noop()`,
+		"table unlogged":        `ALTER TABLE settings SET UNLOGGED`,
+		"row security on":       `ALTER TABLE findings ENABLE ROW LEVEL SECURITY`,
+		"grant":                 `GRANT SELECT ON findings TO PUBLIC`,
+		"domain added":          `CREATE DOMAIN d_test AS int`,
+		"policy added":          `CREATE POLICY p_test ON findings USING (true)`,
 		"migrations table gone": `DROP TABLE river_migration`,
 	} {
 		t.Run(name, func(t *testing.T) {
