@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -50,15 +48,8 @@ var keptTables = map[string]bool{"quorum_migrations": true, "river_migration": t
 // do) is made again, not handed on.
 func pooled(t testing.TB) (u string, seal func()) {
 	t.Helper()
-	base := os.Getenv(EnvPostgres)
-	if base == "" {
-		t.Skipf("PostgreSQL not configured: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", EnvPostgres)
-	}
+	base, conn := connect(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", EnvPostgres, err)
-	}
 	// The lock is the connection's: closing it, or the test binary dying,
 	// gives the schema back. It is closed after the test's own database
 	// (cleanups run last first).
@@ -77,14 +68,7 @@ func pooled(t testing.TB) (u string, seal func()) {
 		if err != nil {
 			t.Fatalf("prepare pool schema %s: %v", schema, err)
 		}
-		parsed, err := url.Parse(base)
-		if err != nil {
-			t.Fatalf("parse %s: %v", EnvPostgres, err)
-		}
-		q := parsed.Query()
-		q.Set("search_path", schema)
-		parsed.RawQuery = q.Encode()
-		return parsed.String(), func() {
+		return schemaURL(t, base, schema), func() {
 			if !made {
 				return
 			}

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -34,10 +33,7 @@ func TestPoolSchemaIsEmptiedForTheNextTest(t *testing.T) {
 	}
 
 	schema := schemaOf(t, url1)
-	conn, err := pgx.Connect(ctx, os.Getenv(EnvPostgres))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conn := connect(t)
 	defer conn.Close(ctx)
 	if err := empty(ctx, conn, schema); err != nil {
 		t.Fatal(err)
@@ -103,10 +99,7 @@ func TestChangedPoolSchemaIsMadeAgain(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, os.Getenv(EnvPostgres))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, conn := connect(t)
 			defer conn.Close(ctx)
 			db, u := pooledDB(t)
 			Repo(t, db, "octo", "octo", "app")

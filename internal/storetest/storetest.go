@@ -140,15 +140,8 @@ func migratedSQLite() ([]byte, error) {
 // dropped at test end, or skips the test when none is configured.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(EnvPostgres)
-	if base == "" {
-		t.Skipf("PostgreSQL not configured: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", EnvPostgres)
-	}
+	base, conn := connect(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", EnvPostgres, err)
-	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "quorum_test_" + hex.EncodeToString(b[:])
@@ -160,6 +153,27 @@ func PostgresURL(t testing.TB) string {
 		_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		conn.Close(context.Background())
 	})
+	return schemaURL(t, base, schema)
+}
+
+// connect returns the test PostgreSQL's URL and a connection to it, or
+// skips the test when none is configured.
+func connect(t testing.TB) (string, *pgx.Conn) {
+	t.Helper()
+	base := os.Getenv(EnvPostgres)
+	if base == "" {
+		t.Skipf("PostgreSQL not configured: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", EnvPostgres)
+	}
+	conn, err := pgx.Connect(context.Background(), base)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", EnvPostgres, err)
+	}
+	return base, conn
+}
+
+// schemaURL is base with schema as its search path.
+func schemaURL(t testing.TB, base, schema string) string {
+	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("parse %s: %v", EnvPostgres, err)
